@@ -1,0 +1,5 @@
+"""Pulumi entry point: everything lives in the `maas` package."""
+
+from maas.program import run
+
+run()

@@ -1,0 +1,32 @@
+"""Stack configuration: the contract of `reference/config.md`, validated before any resource exists."""
+
+from .errors import ConfigError, ConfigIssue
+from .load import load_config, raw_from_pulumi, raw_from_stack_file
+from .schema import (
+    AuthPolicyConfig,
+    MaasConfig,
+    ModelConfig,
+    PlatformConfig,
+    SubscriptionConfig,
+    SubscriptionModelRef,
+    TenantConfig,
+    TokenRateLimit,
+    UnmanagedRef,
+)
+
+__all__ = [
+    "AuthPolicyConfig",
+    "ConfigError",
+    "ConfigIssue",
+    "MaasConfig",
+    "ModelConfig",
+    "PlatformConfig",
+    "SubscriptionConfig",
+    "SubscriptionModelRef",
+    "TenantConfig",
+    "TokenRateLimit",
+    "UnmanagedRef",
+    "load_config",
+    "raw_from_pulumi",
+    "raw_from_stack_file",
+]

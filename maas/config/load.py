@@ -1,0 +1,146 @@
+"""Turn raw stack configuration into one validated `MaasConfig`, or one `ConfigError` listing every problem.
+
+The same function serves `pulumi up` (values from `pulumi.Config`) and the offline tools (values from a
+`Pulumi.<stack>.yaml` file), so both accept and reject exactly the same configurations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import TypeAdapter, ValidationError
+
+from .errors import ConfigError, ConfigIssue, entry_path, translate
+from .references import Known, check_references
+from .schema import (
+    AuthPolicyConfig,
+    MaasConfig,
+    ModelConfig,
+    PlatformConfig,
+    SubscriptionConfig,
+    TenantConfig,
+    UnmanagedRef,
+)
+
+NAMESPACE = "maas"
+ENTRY_TYPES: dict[str, type] = {
+    "tenants": TenantConfig,
+    "models": ModelConfig,
+    "authPolicies": AuthPolicyConfig,
+    "subscriptions": SubscriptionConfig,
+    "unmanaged": UnmanagedRef,
+}
+KEYS = ("platform", *ENTRY_TYPES)
+SECRET_PLACEHOLDER = "<secret: not decrypted offline>"
+
+
+def load_config(raw: Mapping[str, Any]) -> MaasConfig:
+    """Validate the `maas:` keys (without their prefix); raise ConfigError with all problems at once."""
+    issues = [
+        ConfigIssue(f"{NAMESPACE}:{key}", f"unknown configuration key; use one of: {', '.join(KEYS)}")
+        for key in sorted(raw)
+        if key not in KEYS
+    ]
+    values: dict[str, Any] = {}
+    positions: dict[str, list[int]] = {}
+    known = Known()
+    if raw.get("platform") is not None:
+        platform, found = _validate(PlatformConfig, raw["platform"], entry_path("platform"))
+        issues += found
+        if platform is not None:
+            values["platform"] = platform
+    for key, entry_type in ENTRY_TYPES.items():
+        if raw.get(key) is None:
+            continue
+        entries, positions[key], found = _validate_list(key, entry_type, raw[key])
+        values[key] = tuple(entries)
+        issues += found
+        if key == "tenants":
+            known.broken_tenants = _names_of_invalid(raw[key], positions[key])
+    config = MaasConfig.model_validate(values)
+    issues += check_references(config, positions, known)
+    if issues:
+        raise ConfigError(sorted(set(issues), key=_order))
+    return config
+
+
+def _order(issue: ConfigIssue) -> tuple:
+    return (issue.path.split("[")[0], _index(issue.path), issue.path, issue.message)
+
+
+def _index(path: str) -> int:
+    if "[" not in path:
+        return -1
+    return int(path.split("[", 1)[1].split("]", 1)[0])
+
+
+def _validate(model: type, raw: Any, path: str) -> tuple[Any, list[ConfigIssue]]:
+    try:
+        return TypeAdapter(model).validate_python(raw), []
+    except ValidationError as error:
+        return None, [translate(path, model, e) for e in error.errors()]
+
+
+def _validate_list(key: str, model: type, raw: Any) -> tuple[list[Any], list[int], list[ConfigIssue]]:
+    if not isinstance(raw, list):
+        return [], [], [ConfigIssue(entry_path(key), f"must be a list of entries (got {type(raw).__name__})")]
+    entries, indexes, issues = [], [], []
+    for index, item in enumerate(raw):
+        entry, found = _validate(model, item, entry_path(key, index, item))
+        issues += found
+        if entry is not None:
+            entries.append(entry)
+            indexes.append(index)
+    return entries, indexes, issues
+
+
+def _names_of_invalid(raw: Any, valid_positions: list[int]) -> set[str]:
+    if not isinstance(raw, list):
+        return set()
+    valid = set(valid_positions)
+    return {
+        item["name"]
+        for index, item in enumerate(raw)
+        if index not in valid and isinstance(item, dict) and isinstance(item.get("name"), str)
+    }
+
+
+def raw_from_pulumi() -> dict[str, Any]:
+    """The `maas:` keys of the running stack, parsed from the JSON strings the engine passes."""
+    import pulumi
+
+    config = pulumi.Config(NAMESPACE)
+    prefix = f"{NAMESPACE}:"
+    present = {*pulumi.runtime.config.CONFIG.get(), *pulumi.runtime.config.get_config_env()}
+    names = sorted(name[len(prefix) :] for name in present if name.startswith(prefix))
+    return {name: config.get_object(name) if name in KEYS else config.get(name) for name in names}
+
+
+def raw_from_stack_file(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """The `maas:` keys of a stack file, with encrypted values replaced by a visible placeholder."""
+    document = yaml.safe_load(path.read_text()) or {}
+    config = document.get("config") or {}
+    if not isinstance(config, dict):
+        raise ConfigError([ConfigIssue(str(path), "'config' must be a mapping of keys to values")])
+    warnings: list[str] = []
+    prefix = f"{NAMESPACE}:"
+    raw = {
+        key[len(prefix) :]: _strip_secrets(value, key, warnings)
+        for key, value in config.items()
+        if key.startswith(prefix)
+    }
+    return raw, warnings
+
+
+def _strip_secrets(value: Any, path: str, warnings: list[str]) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"secure"}:
+            warnings.append(f"{path}: encrypted value cannot be decrypted offline; rendered as '{SECRET_PLACEHOLDER}'")
+            return SECRET_PLACEHOLDER
+        return {k: _strip_secrets(v, f"{path}.{k}", warnings) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strip_secrets(v, f"{path}[{i}]", warnings) for i, v in enumerate(value)]
+    return value

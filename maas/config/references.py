@@ -1,0 +1,166 @@
+"""Rules across configuration entries: uniqueness, references between keys, and tenant isolation.
+
+They run over the entries that passed their own validation. A reference to an entry that failed its own
+validation is not reported again: that entry's errors already say what to fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .. import naming
+from .errors import ConfigIssue, entry_path
+from .schema import AuthPolicyConfig, MaasConfig, ModelConfig, SubscriptionConfig
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """A validated entry with its position in the configuration (positions are for messages only)."""
+
+    index: int
+    entry: object
+
+    def path(self, key: str) -> str:
+        raw = self.entry.model_dump(include={"name", "namespace", "kind"})
+        return entry_path(key, self.index, raw)
+
+
+@dataclass
+class Known:
+    """Names that exist in the configuration, including those of entries that failed validation."""
+
+    broken_tenants: set[str] = field(default_factory=set)
+
+
+def check_references(config: MaasConfig, positions: dict[str, list[int]], known: Known) -> list[ConfigIssue]:
+    """Every cross-entry problem of `config`; `positions` maps each key's entries to their original indexes."""
+
+    def indexed(key: str, entries: Iterable[object]) -> list[Indexed]:
+        entries = list(entries)
+        indexes = positions.get(key, range(len(entries)))  # defaulted keys have no positions of their own
+        return [Indexed(i, e) for i, e in zip(indexes, entries, strict=True)]
+
+    tenants = indexed("tenants", config.tenants)
+    models = indexed("models", config.models)
+    issues: list[ConfigIssue] = []
+    issues += _unique(tenants, "tenants", lambda t: t.name, "tenant")
+    issues += _unique_gateways(config, tenants)
+    issues += _unique(models, "models", lambda m: m.key, "model")
+    issues += _model_tenants(config, models, known)
+    issues += _unique(models, "models", lambda m: (m.route_namespace, m.route_name), "HTTPRoute", _route_text)
+    issues += _unique(models, "models", lambda m: (m.route_namespace, m.name), "policy name", _policy_text)
+    for key, entries in (("authPolicies", config.authPolicies), ("subscriptions", config.subscriptions)):
+        items = indexed(key, entries)
+        issues += _unique(items, key, lambda e: e.key, key[:-1])
+        issues += _tenant_scoped(config, key, items, known)
+    issues += _unique(indexed("unmanaged", config.unmanaged), "unmanaged", lambda u: u, "entry", _unmanaged_text)
+    return issues
+
+
+def _unique(items, key, identity, what, text=None) -> list[ConfigIssue]:
+    seen: dict[object, Indexed] = {}
+    issues = []
+    for item in items:
+        ident = identity(item.entry)
+        first = seen.setdefault(ident, item)
+        if first is not item:
+            shown = text(ident) if text else f"{what} '{ident}'"
+            issues.append(
+                ConfigIssue(item.path(key), f"{shown} is defined twice (first at {first.path(key)}); keep one of them")
+            )
+    return issues
+
+
+def _route_text(ident: tuple[str, str]) -> str:
+    return f"HTTPRoute {ident[0]}/{ident[1]} (one model per route, since Kuadrant allows one policy per route)"
+
+
+def _policy_text(ident: tuple[str, str]) -> str:
+    return (
+        f"model name '{ident[1]}' in route namespace {ident[0]} (its policies would both be "
+        f"{naming.trlp_name(ident[1])}); rename a model or move its route"
+    )
+
+
+def _unmanaged_text(ident) -> str:
+    return f"{ident.kind} {ident.namespace}/{ident.name}"
+
+
+def _unique_gateways(config: MaasConfig, tenants: list[Indexed]) -> list[ConfigIssue]:
+    owners: dict[str, Indexed] = {}
+    issues = []
+    for item in tenants:
+        gateway = item.entry.gateway_name(config.platform)
+        first = owners.setdefault(gateway, item)
+        if first is not item and first.entry.name != item.entry.name:
+            issues.append(
+                ConfigIssue(
+                    f"{item.path('tenants')}.gateway",
+                    f"Gateway '{gateway}' already serves tenant '{first.entry.name}'; two tenants may not share a "
+                    "Gateway, so set a different gateway.name",
+                )
+            )
+    return issues
+
+
+def _model_tenants(config: MaasConfig, models: list[Indexed], known: Known) -> list[ConfigIssue]:
+    names = {t.name for t in config.tenants}
+    issues = []
+    for item in models:
+        tenant = item.entry.tenant
+        if tenant not in names and tenant not in known.broken_tenants:
+            issues.append(
+                ConfigIssue(
+                    f"{item.path('models')}.tenant",
+                    f"tenant '{tenant}' is not in maas:tenants; add the tenant or fix the name "
+                    f"(known: {', '.join(sorted(names))})",
+                )
+            )
+    return issues
+
+
+def _tenant_scoped(config: MaasConfig, key: str, items: list[Indexed], known: Known) -> list[ConfigIssue]:
+    """Subscriptions and auth policies live in a tenant namespace and may only reach that tenant's models."""
+    tenant_by_namespace = {t.namespace: t.name for t in config.tenants}
+    broken_namespaces = {naming.tenant_namespace(t) for t in known.broken_tenants}
+    models = {m.key: m for m in config.models}
+    issues = []
+    for item in items:
+        entry: AuthPolicyConfig | SubscriptionConfig = item.entry
+        path = item.path(key)
+        tenant = tenant_by_namespace.get(entry.namespace)
+        if tenant is None:
+            if entry.namespace not in broken_namespaces:
+                choices = ", ".join(sorted(tenant_by_namespace))
+                issues.append(
+                    ConfigIssue(
+                        f"{path}.namespace",
+                        f"'{entry.namespace}' is not a tenant namespace; use one of: {choices}",
+                    )
+                )
+            continue
+        issues += _model_refs(path, entry, tenant, models)
+    return issues
+
+
+def _model_refs(path: str, entry, tenant: str, models: dict[str, ModelConfig]) -> list[ConfigIssue]:
+    first_index: dict[str, int] = {}
+    issues = []
+    for index, ref in enumerate(entry.modelRefs):
+        ref_path = f"{path}.modelRefs[{index}]"
+        first = first_index.setdefault(ref.key, index)
+        if first != index:
+            issues.append(
+                ConfigIssue(ref_path, f"model {ref.key} is listed twice (also modelRefs[{first}]); merge the entries")
+            )
+        model = models.get(ref.key)
+        if model is not None and model.tenant != tenant:
+            issues.append(
+                ConfigIssue(
+                    ref_path,
+                    f"model {ref.key} is served by tenant '{model.tenant}', not by '{tenant}' (tenant isolation); "
+                    f"move this entry to namespace {naming.tenant_namespace(model.tenant)} or drop the reference",
+                )
+            )
+    return issues

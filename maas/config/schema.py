@@ -1,0 +1,359 @@
+"""The stack configuration contract (`reference/config.md`) as strict pydantic models.
+
+Field names are the CRD spellings so that an existing CR spec can be pasted in unchanged. Rules that involve a
+single entry live here; rules across entries (references, uniqueness, tenant isolation) live in `references.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from .. import naming
+from .types import (
+    DNS_LABEL,
+    DnsLabel,
+    Fqdn,
+    HttpsUrl,
+    Int32,
+    Name63,
+    Name253,
+    NonEmpty,
+    NonNegative,
+    ObjectName,
+    Percent,
+    Port,
+    Replicas,
+    Strict,
+    StrictBool,
+    StrictStr,
+    TenantName,
+    TokenLimit,
+    Window,
+)
+
+CAPABILITIES_ANNOTATION = "opendatahub.io/model-capabilities"
+
+
+# ---------------------------------------------------------------------------------------------------- platform
+
+
+class GatewayRef(Strict):
+    name: DnsLabel = "maas-default-gateway"
+    namespace: DnsLabel = "openshift-ingress"
+
+
+class CacheTTLs(Strict):
+    metadataTTL: NonNegative = 60
+    authzTTL: NonNegative = 60
+
+
+class Images(Strict):
+    maasApi: NonEmpty = "quay.io/opendatahub/maas-api:latest"
+    payloadProcessing: NonEmpty = "quay.io/opendatahub/odh-ai-gateway-payload-processing:odh-stable"
+    keyCleanup: NonEmpty = "registry.redhat.io/ubi9/ubi-minimal:9.7"
+
+
+class KubernetesProvider(Strict):
+    kubeconfig: StrictStr | None = None
+    context: StrictStr | None = None
+    clusterIdentifier: StrictStr | None = None
+    renderYamlToDirectory: StrictStr | None = None
+    enableServerSideApply: StrictBool = True
+
+
+class PlatformConfig(Strict):
+    flavor: Literal["openshift", "xks"] = "openshift"
+    infraNamespace: DnsLabel = "odh-ai-gateway-infra"
+    controllerNamespace: DnsLabel = "opendatahub"
+    monitoringNamespace: StrictStr = "opendatahub"
+    gateway: GatewayRef = GatewayRef()
+    clusterAudience: NonEmpty = "https://kubernetes.default.svc"
+    cache: CacheTTLs = CacheTTLs()
+    images: Images = Images()
+    exemptModelDiscovery: StrictBool = True
+    usageMetricsDashboard: StrictBool = False
+    controllerMode: Literal["absent", "coexist"] = "absent"
+    kubernetes: KubernetesProvider = KubernetesProvider()
+
+    @field_validator("monitoringNamespace")
+    @classmethod
+    def _label_or_empty(cls, value: str) -> str:
+        if value and not DNS_LABEL.match(value):
+            raise ValueError(
+                f"'{value}' is not a DNS label; give a namespace, or \"\" to disable dashboards and monitors"
+            )
+        return value
+
+
+# ----------------------------------------------------------------------------------------------------- tenants
+
+
+class TenantGateway(Strict):
+    name: DnsLabel
+
+
+class Oidc(Strict):
+    issuerUrl: HttpsUrl
+    clientId: NonEmpty
+    ttl: Int32 = 300
+
+    @field_validator("ttl")
+    @classmethod
+    def _ttl_floor(cls, value: int) -> int:
+        if value < 30:
+            raise ValueError(f"{value} is too short; use at least 30 seconds")
+        return value
+
+
+class ApiKeys(Strict):
+    maxExpirationDays: Int32 = 90
+
+    @field_validator("maxExpirationDays")
+    @classmethod
+    def _positive(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError(f"{value} is too small; use at least 1 day")
+        return value
+
+
+class TelemetryMetrics(Strict):
+    captureOrganization: StrictBool = True
+    captureUser: StrictBool = False
+    captureGroup: StrictBool = False
+    captureModelUsage: StrictBool = True
+
+
+class Telemetry(Strict):
+    enabled: StrictBool = True
+    metrics: TelemetryMetrics = TelemetryMetrics()
+
+
+class Autoscaling(Strict):
+    maxReplicas: Replicas = 10
+    targetCPUUtilization: Percent = 70
+    targetMemoryUtilization: Percent = 80
+
+
+class ApiTranslation(Strict):
+    enabled: StrictBool
+
+
+class PayloadProcessing(Strict):
+    type: Literal["ipp", "praxis"] = "ipp"
+    replicas: Replicas | None = None
+    autoscaling: Autoscaling | None = None
+    apiTranslation: ApiTranslation | None = None
+    forceMigration: StrictBool = False
+
+
+class TenantConfig(Strict):
+    name: TenantName
+    gateway: TenantGateway | None = None
+    oidc: Oidc | None = None
+    apiKeys: ApiKeys = ApiKeys()
+    telemetry: Telemetry = Telemetry()
+    payloadProcessing: PayloadProcessing = PayloadProcessing()
+    maasApiReplicas: Replicas = 1
+    managementState: Literal["Managed", "Removed", "Unmanaged"] = "Managed"
+
+    @property
+    def namespace(self) -> str:
+        return naming.tenant_namespace(self.name)
+
+    @property
+    def is_default(self) -> bool:
+        return self.name == naming.DEFAULT_TENANT
+
+    def gateway_name(self, platform: PlatformConfig) -> str:
+        """The default tenant serves on the platform Gateway; every other tenant on a Gateway named after it."""
+        if self.gateway is not None:
+            return self.gateway.name
+        return platform.gateway.name if self.is_default else self.name
+
+
+# ------------------------------------------------------------------------------------------------------ models
+
+
+class BackendRef(Strict):
+    kind: Literal["LLMInferenceService", "ExternalModel"]
+    name: Name253
+
+
+class RouteRef(Strict):
+    name: ObjectName | None = None
+    namespace: DnsLabel | None = None
+    hostnames: tuple[NonEmpty, ...] = ()
+
+
+class CredentialRef(Strict):
+    name: Name253
+
+
+class External(Strict):
+    provider: Name63
+    targetModel: Name253
+    endpoint: Fqdn
+    credentialRef: CredentialRef
+    port: Port = 443
+    tls: StrictBool = True
+
+
+class ModelConfig(Strict):
+    name: DnsLabel
+    namespace: DnsLabel
+    tenant: TenantName = naming.DEFAULT_TENANT
+    modelRef: BackendRef
+    route: RouteRef = RouteRef()
+    endpointOverride: NonEmpty | None = None
+    annotations: dict[StrictStr, StrictStr] = Field(default_factory=dict)
+    external: External | None = None
+
+    @field_validator("annotations")
+    @classmethod
+    def _capabilities_are_a_json_string_array(cls, value: dict[str, str]) -> dict[str, str]:
+        raw = value.get(CAPABILITIES_ANNOTATION)
+        if raw is None:
+            return value
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, list) or not all(isinstance(item, str) for item in parsed):
+            raise ValueError(
+                f'{CAPABILITIES_ANNOTATION} must be a JSON array of strings, e.g. \'["text-generation","chat"]\''
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _external_iff_external_model(self) -> ModelConfig:
+        if self.modelRef.kind == "ExternalModel" and self.external is None:
+            raise ValueError("modelRef.kind is ExternalModel, so 'external' is required; add the external provider")
+        if self.modelRef.kind != "ExternalModel" and self.external is not None:
+            raise ValueError(f"'external' is only for modelRef.kind ExternalModel (this model is {self.modelRef.kind})")
+        return self
+
+    @property
+    def key(self) -> str:
+        return naming.qualified(self.namespace, self.name)
+
+    @property
+    def route_name(self) -> str:
+        if self.route.name:
+            return self.route.name
+        if self.modelRef.kind == "LLMInferenceService":
+            return naming.llmisvc_route_name(self.modelRef.name)
+        return naming.external_model_route_name(self.name)
+
+    @property
+    def route_namespace(self) -> str:
+        return self.route.namespace or self.namespace
+
+
+# --------------------------------------------------------------------------------- auth policies, subscriptions
+
+
+class GroupRef(Strict):
+    name: NonEmpty
+
+
+class Subjects(Strict):
+    groups: tuple[GroupRef, ...] = ()
+    users: tuple[NonEmpty, ...] = ()
+
+    @model_validator(mode="after")
+    def _someone(self) -> Subjects:
+        if not self.groups and not self.users:
+            raise ValueError("name at least one group or user")
+        return self
+
+
+class ModelKey(Strict):
+    name: Name63
+    namespace: Name63
+
+    @property
+    def key(self) -> str:
+        return naming.qualified(self.namespace, self.name)
+
+
+class Metadata(Strict):
+    organizationId: StrictStr | None = None
+    costCenter: StrictStr | None = None
+    labels: dict[StrictStr, StrictStr] = Field(default_factory=dict)
+
+
+class AuthPolicyConfig(Strict):
+    name: DnsLabel
+    namespace: DnsLabel = naming.DEFAULT_TENANT
+    modelRefs: tuple[ModelKey, ...] = Field(min_length=1)
+    subjects: Subjects
+    meteringMetadata: Metadata | None = None
+    annotations: dict[StrictStr, StrictStr] = Field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return naming.qualified(self.namespace, self.name)
+
+
+class TokenRateLimit(Strict):
+    limit: TokenLimit
+    window: Window
+
+
+class BillingRate(Strict):
+    perToken: NonEmpty
+
+
+class SubscriptionModelRef(Strict):
+    name: Name63
+    namespace: Name63
+    tokenRateLimits: tuple[TokenRateLimit, ...] = ()
+    billingRate: BillingRate | None = None
+    unlimited: StrictBool = False
+
+    @model_validator(mode="after")
+    def _limits_xor_unlimited(self) -> SubscriptionModelRef:
+        if self.unlimited and self.tokenRateLimits:
+            raise ValueError("'unlimited: true' and 'tokenRateLimits' are mutually exclusive; keep one of them")
+        if not self.unlimited and not self.tokenRateLimits:
+            raise ValueError("give at least one entry in 'tokenRateLimits', or set 'unlimited: true'")
+        return self
+
+    @property
+    def key(self) -> str:
+        return naming.qualified(self.namespace, self.name)
+
+
+class SubscriptionConfig(Strict):
+    name: DnsLabel
+    namespace: DnsLabel = naming.DEFAULT_TENANT
+    owner: Subjects
+    modelRefs: tuple[SubscriptionModelRef, ...] = Field(min_length=1)
+    priority: Int32 = 0
+    tokenMetadata: Metadata | None = None
+    rateLimitIdentity: Literal["short", "legacy"] = "short"
+    annotations: dict[StrictStr, StrictStr] = Field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return naming.qualified(self.namespace, self.name)
+
+
+class UnmanagedRef(Strict):
+    kind: Literal["TokenRateLimitPolicy", "AuthPolicy"]
+    namespace: DnsLabel
+    name: ObjectName
+
+
+class MaasConfig(Strict):
+    """The whole validated stack configuration; entries are tuples in configuration order."""
+
+    platform: PlatformConfig = PlatformConfig()
+    tenants: tuple[TenantConfig, ...] = (TenantConfig(name=naming.DEFAULT_TENANT),)
+    models: tuple[ModelConfig, ...] = ()
+    authPolicies: tuple[AuthPolicyConfig, ...] = ()
+    subscriptions: tuple[SubscriptionConfig, ...] = ()
+    unmanaged: tuple[UnmanagedRef, ...] = ()

@@ -1,0 +1,100 @@
+"""Desired state: plain Kubernetes objects with the few resource options each needs.
+
+This is the boundary between the pure core (which builds these) and the Pulumi layer (which registers them).
+Nothing here imports Pulumi.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from . import naming
+
+
+@dataclass(frozen=True)
+class Desired:
+    """One object to register. `ignore_changes` and `retain_on_delete` map to the Pulumi resource options."""
+
+    body: dict[str, Any]
+    retain_on_delete: bool = False
+    ignore_changes: tuple[str, ...] = ()
+
+    @property
+    def api_version(self) -> str:
+        return self.body["apiVersion"]
+
+    @property
+    def kind(self) -> str:
+        return self.body["kind"]
+
+    @property
+    def name(self) -> str:
+        return self.body["metadata"]["name"]
+
+    @property
+    def namespace(self) -> str | None:
+        return self.body["metadata"].get("namespace")
+
+    @property
+    def logical_name(self) -> str:
+        """Stable Pulumi name: from the object's identity, never from a list position."""
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    def unmanaged(self) -> Desired:
+        """Pulumi neither overwrites nor deletes the object (the upstream `opendatahub.io/managed: "false"`)."""
+        return replace(self, retain_on_delete=True, ignore_changes=tuple(sorted(self.body)))
+
+
+def k8s_object(
+    api_version: str,
+    kind: str,
+    name: str,
+    namespace: str | None,
+    spec: dict[str, Any] | None = None,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    **fields: Any,
+) -> dict[str, Any]:
+    """A Kubernetes object in API casing, with empty metadata maps left out (they would show as diffs)."""
+    metadata: dict[str, Any] = {"name": name}
+    if namespace is not None:
+        metadata["namespace"] = namespace
+    if labels:
+        metadata["labels"] = dict(labels)
+    if annotations:
+        metadata["annotations"] = dict(annotations)
+    body: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": metadata}
+    if spec is not None:
+        body["spec"] = spec
+    body.update(fields)
+    return body
+
+
+@dataclass
+class Owner:
+    """A group of objects that one Pulumi component owns, with the stack outputs it summarises."""
+
+    kind: str
+    name: str
+    objects: list[Desired] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Plan:
+    """Everything the program registers, grouped by owner, plus the warnings to show the user."""
+
+    owners: list[Owner] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+    def objects(self) -> list[Desired]:
+        return [obj for owner in self.owners for obj in owner.objects]
+
+
+def annotate_unmanaged_by_controller(body: dict[str, Any]) -> dict[str, Any]:
+    """With a maas-controller still running, mark the object so that the controller leaves it alone."""
+    metadata = dict(body["metadata"])
+    metadata["annotations"] = {**metadata.get("annotations", {}), naming.CONTROLLER_MANAGED_ANNOTATION: "false"}
+    return {**body, "metadata": metadata}
