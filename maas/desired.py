@@ -83,11 +83,23 @@ class Owner:
 
 @dataclass
 class Plan:
-    """Everything the program registers, grouped by owner, plus the warnings to show the user."""
+    """Everything the program registers, grouped by owner, plus the warnings and stack outputs to show."""
 
-    owners: list[Owner] = field(default_factory=list)
+    owners_by_key: dict[tuple[str, str], Owner] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
+
+    def owner(self, kind: str, name: str) -> Owner:
+        """The owner `kind/name`, created on first use (kinds: Platform, Tenant, Model, ...)."""
+        return self.owners_by_key.setdefault((kind, name), Owner(kind, name))
+
+    def add(self, kind: str, name: str, *objects: Desired) -> None:
+        self.owner(kind, name).objects.extend(objects)
+
+    @property
+    def owners(self) -> list[Owner]:
+        """Owners in a stable order, so that registration order never depends on configuration order."""
+        return [self.owners_by_key[key] for key in sorted(self.owners_by_key)]
 
     def objects(self) -> list[Desired]:
         return [obj for owner in self.owners for obj in owner.objects]

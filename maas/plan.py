@@ -1,7 +1,8 @@
 """From a validated configuration to the full desired state, grouped by the component that owns each object.
 
-Concern modules compute objects; this module only assembles them and applies the two cross-cutting rules:
-`maas:unmanaged` (Pulumi neither overwrites nor deletes) and `controllerMode: coexist` (the controller keeps out).
+Concern modules compute objects; this module only assembles them under their owners (`Platform`, one `Tenant`
+per tenant, one `Model` per model) and applies the two cross-cutting rules: `maas:unmanaged` (Pulumi neither
+overwrites nor deletes) and `controllerMode: coexist` (a running maas-controller keeps out).
 """
 
 from __future__ import annotations
@@ -9,41 +10,44 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import naming
-from .config import MaasConfig
-from .desired import Desired, Owner, Plan, annotate_unmanaged_by_controller
+from .config import MaasConfig, TenantConfig
+from .desired import Desired, Plan, annotate_unmanaged_by_controller
 from .ratelimit import plan_rate_limits
 
 
 def build_plan(config: MaasConfig) -> Plan:
-    rate_limits = plan_rate_limits(config)
-    owners = [_tenant_owner(config, tenant) for tenant in sorted(config.tenants, key=lambda t: t.name)]
-    model_outputs = {}
-    for model in sorted(config.models, key=lambda m: m.key):
-        owner = Owner("Model", model.key)
-        policy = rate_limits.policies.get(model.key)
-        if policy is not None:
-            owner.objects.append(Desired(policy))
-        owner.outputs = {
-            "route": naming.qualified(model.route_namespace, model.route_name),
-            "tokenRateLimitPolicy": _identity(policy),
-        }
-        model_outputs[model.key] = owner.outputs
-        owners.append(owner)
-    plan = Plan(owners, list(rate_limits.warnings))
-    plan.outputs = {"models": model_outputs, "subscriptions": rate_limits.subscriptions}
+    plan = Plan()
+    for tenant in config.tenants:
+        plan.owner("Tenant", tenant.name).outputs = _tenant_outputs(config, tenant)
+    _add_rate_limits(config, plan)
     _apply_unmanaged(config, plan)
     if config.platform.controllerMode == "coexist":
         _hand_over_from_controller(plan)
     return plan
 
 
-def _tenant_owner(config: MaasConfig, tenant) -> Owner:
-    outputs = {
+def _tenant_outputs(config: MaasConfig, tenant: TenantConfig) -> dict:
+    return {
         "namespace": tenant.namespace,
         "gateway": naming.qualified(config.platform.gateway.namespace, tenant.gateway_name(config.platform)),
         "managementState": tenant.managementState,
     }
-    return Owner("Tenant", tenant.name, outputs=outputs)
+
+
+def _add_rate_limits(config: MaasConfig, plan: Plan) -> None:
+    rate_limits = plan_rate_limits(config)
+    models = {}
+    for model in sorted(config.models, key=lambda m: m.key):
+        owner = plan.owner("Model", model.key)
+        policy = rate_limits.policies.get(model.key)
+        if policy is not None:
+            owner.objects.append(Desired(policy))
+        owner.outputs["route"] = naming.qualified(model.route_namespace, model.route_name)
+        owner.outputs["tokenRateLimitPolicy"] = _identity(policy)
+        models[model.key] = owner.outputs
+    plan.warnings.extend(rate_limits.warnings)
+    plan.outputs["models"] = models
+    plan.outputs["subscriptions"] = rate_limits.subscriptions
 
 
 def _identity(body: dict | None) -> str | None:

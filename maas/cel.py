@@ -1,0 +1,69 @@
+"""Evaluate the CEL we generate against request contexts, with a real CEL engine (cel-python).
+
+Predicates decide who is limited and who is let in; checking them as strings proves nothing, so tests and the
+offline tools evaluate them the way Authorino and the Kuadrant wasm-shim would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import celpy
+
+_ENVIRONMENT = celpy.Environment()
+
+
+class CelError(Exception):
+    """The expression does not compile, or its evaluation failed (for example a missing attribute)."""
+
+
+@lru_cache(maxsize=4096)
+def _program(expression: str) -> celpy.Runner:
+    try:
+        return _ENVIRONMENT.program(_ENVIRONMENT.compile(expression))
+    except celpy.CELParseError as error:
+        raise CelError(f"cannot compile {expression!r}: {error}") from error
+
+
+def evaluate(expression: str, context: Mapping[str, Any]) -> Any:
+    """The value of `expression` with each top-level key of `context` (e.g. `auth`, `request`) bound."""
+    activation = {name: celpy.json_to_cel(value) for name, value in context.items()}
+    try:
+        return _program(expression).evaluate(activation)
+    except celpy.CELEvalError as error:
+        raise CelError(f"cannot evaluate {expression!r}: {error.args[0] if error.args else error}") from error
+
+
+def matches(predicate: str, context: Mapping[str, Any]) -> bool:
+    """Whether a `when` predicate or authorization rule holds; anything but a boolean is an error."""
+    result = evaluate(predicate, context)
+    if not isinstance(result, celpy.celtypes.BoolType):
+        raise CelError(f"{predicate!r} gave {type(result).__name__} {result!r}, not a boolean")
+    return bool(result)
+
+
+def request(
+    path: str = "/llm/granite-7b/v1/chat/completions",
+    identity: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """A request context as Authorino and the wasm-shim expose it: `request.*` and `auth.identity/metadata`."""
+    auth: dict[str, Any] = {"identity": dict(identity or {})}
+    if metadata is not None:
+        auth["metadata"] = dict(metadata)
+    return {"request": {"path": path, "headers": dict(headers or {})}, "auth": auth}
+
+
+def subscription_identity(
+    key: str = "", rate_limit_id: str = "", userid: str = "user", subscription: str = ""
+) -> dict[str, str]:
+    """What the gateway AuthPolicy sets after subscription selection (both generations' fields are always set)."""
+    return {
+        "userid": userid,
+        "selected_subscription": subscription,
+        "selected_subscription_key": key,
+        "selected_subscription_id": rate_limit_id,
+    }

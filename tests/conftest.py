@@ -1,0 +1,44 @@
+"""Shared fixtures: the example stack, offline rendering under Pulumi mocks, and the CRD validator."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from maas.config import load_config, raw_from_stack_file
+from maas.render import Rendering, render
+
+ROOT = Path(__file__).resolve().parent.parent
+DEV_STACK = ROOT / "Pulumi.dev.yaml"
+
+
+@pytest.fixture
+def dev_raw() -> dict[str, Any]:
+    """The `maas:` keys of Pulumi.dev.yaml, a fresh copy per test so tests may edit it."""
+    raw, _ = raw_from_stack_file(DEV_STACK)
+    return copy.deepcopy(raw)
+
+
+@pytest.fixture
+def dev_config(dev_raw):
+    return load_config(dev_raw)
+
+
+@pytest.fixture(scope="session")
+def dev_rendering() -> Rendering:
+    raw, _ = raw_from_stack_file(DEV_STACK)
+    return render(raw)
+
+
+def objects_of(rendering: Rendering, kind: str) -> dict[str, dict[str, Any]]:
+    """Rendered objects of one kind keyed by `namespace/name` (or `name` when cluster-scoped)."""
+    found = {}
+    for body in rendering.objects():
+        if body["kind"] == kind:
+            metadata = body["metadata"]
+            key = f"{metadata['namespace']}/{metadata['name']}" if "namespace" in metadata else metadata["name"]
+            found[key] = body
+    return found
