@@ -176,3 +176,23 @@ def _subscription_outputs(config: MaasConfig, names: dict[str, dict[str, str]]) 
             models[ref.key] = {"key": key, "shortId": short_id(key), "limit": names.get(ref.key, {}).get(key)}
         outputs[subscription.key] = {"rateLimitIdentity": subscription.rateLimitIdentity, "models": models}
     return outputs
+
+
+def matching_limits(policy: dict[str, Any], context: dict[str, Any]) -> list[str]:
+    """Names of the policy's limits whose `when` predicates all hold for a request context (evaluated as CEL)."""
+    from . import cel
+
+    return [
+        name
+        for name, limit in policy["spec"]["limits"].items()
+        if all(cel.matches(condition["predicate"], context) for condition in limit["when"])
+    ]
+
+
+def caller_identity(member_identity: Identity, key: str, userid: str = "user") -> dict[str, str]:
+    """What the gateway AuthPolicy sets for a caller of this subscription: maas-api returns `rateLimitId` only
+    for short-ID subscriptions, so legacy callers carry an empty `selected_subscription_id`."""
+    from . import cel
+
+    rate_limit_id = short_id(key) if member_identity == "short" else ""
+    return cel.subscription_identity(key=key, rate_limit_id=rate_limit_id, userid=userid)

@@ -81,7 +81,15 @@ def _validate(model: type, raw: Any, path: str) -> tuple[Any, list[ConfigIssue]]
     try:
         return TypeAdapter(model).validate_python(raw), []
     except ValidationError as error:
-        return None, [translate(path, model, e) for e in error.errors()]
+        return None, [translate(path, model, e) for e in error.errors() if not _consequential(e)]
+
+
+def _consequential(error: dict[str, Any]) -> bool:
+    """pydantic also calls a list "too short" when its entries failed; those entries' errors already say why."""
+    if error["type"] != "too_short":
+        return False
+    value = error.get("input")
+    return isinstance(value, (list, tuple)) and len(value) >= error["ctx"]["min_length"]
 
 
 def _validate_list(key: str, model: type, raw: Any) -> tuple[list[Any], list[int], list[ConfigIssue]]:

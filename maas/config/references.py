@@ -50,9 +50,13 @@ def check_references(config: MaasConfig, positions: dict[str, list[int]], known:
     issues += _model_tenants(config, models, known)
     issues += _unique(models, "models", lambda m: (m.route_namespace, m.route_name), "HTTPRoute", _route_text)
     issues += _unique(models, "models", lambda m: (m.route_namespace, m.name), "policy name", _policy_text)
-    for key, entries in (("authPolicies", config.authPolicies), ("subscriptions", config.subscriptions)):
+    scoped = (
+        ("authPolicies", config.authPolicies, "auth policy"),
+        ("subscriptions", config.subscriptions, "subscription"),
+    )
+    for key, entries, what in scoped:
         items = indexed(key, entries)
-        issues += _unique(items, key, lambda e: e.key, key[:-1])
+        issues += _unique(items, key, lambda e: e.key, what)
         issues += _tenant_scoped(config, key, items, known)
     issues += _unique(indexed("unmanaged", config.unmanaged), "unmanaged", lambda u: u, "entry", _unmanaged_text)
     return issues

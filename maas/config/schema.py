@@ -199,6 +199,8 @@ class External(Strict):
     credentialRef: CredentialRef
     port: Port = 443
     tls: StrictBool = True
+    # `messages`: clients use the Anthropic Messages API, so the tenant's gateway also accepts `x-api-key`.
+    apiFormat: Literal["openai-chat", "messages"] = "openai-chat"
 
 
 class ModelConfig(Strict):

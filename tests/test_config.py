@@ -1,0 +1,466 @@
+"""The configuration contract: defaults, and a bad-input corpus where every rule has a failing example."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from maas import naming
+from maas.config import ConfigError, load_config
+
+BASE = {
+    "tenants": [{"name": "models-as-a-service"}, {"name": "redteam"}],
+    "models": [
+        {"name": "granite", "namespace": "llm", "modelRef": {"kind": "LLMInferenceService", "name": "granite"}},
+        {
+            "name": "qwen",
+            "namespace": "rt",
+            "tenant": "redteam",
+            "modelRef": {"kind": "LLMInferenceService", "name": "qwen"},
+        },
+    ],
+    "authPolicies": [
+        {"name": "ap", "modelRefs": [{"name": "granite", "namespace": "llm"}], "subjects": {"users": ["a"]}}
+    ],
+    "subscriptions": [
+        {
+            "name": "gold",
+            "owner": {"groups": [{"name": "g"}]},
+            "modelRefs": [{"name": "granite", "namespace": "llm", "tokenRateLimits": [{"limit": 100, "window": "1h"}]}],
+        }
+    ],
+}
+
+
+def errors_of(raw) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        load_config(raw)
+    return [str(issue) for issue in caught.value.issues]
+
+
+def with_change(path: str, value):
+    """BASE with one value replaced; `path` is dotted with list indexes, e.g. `subscriptions.0.priority`."""
+    raw = copy.deepcopy(BASE)
+    *parents, last = path.split(".")
+    target = raw
+    for part in parents:
+        target = target[int(part)] if part.isdigit() else target.setdefault(part, {})
+    if last.isdigit() and int(last) == len(target):
+        target.append(value)
+    elif last.isdigit():
+        target[int(last)] = value
+    else:
+        target[last] = value
+    return raw
+
+
+def test_base_configuration_is_valid():
+    config = load_config(BASE)
+    assert [t.namespace for t in config.tenants] == ["models-as-a-service", "ai-tenant-redteam"]
+
+
+def test_defaults_follow_the_contract():
+    config = load_config({})
+    assert [t.name for t in config.tenants] == [naming.DEFAULT_TENANT]
+    platform = config.platform
+    assert (platform.flavor, platform.infraNamespace, platform.controllerNamespace) == (
+        "openshift",
+        "odh-ai-gateway-infra",
+        "opendatahub",
+    )
+    assert (platform.gateway.name, platform.gateway.namespace) == ("maas-default-gateway", "openshift-ingress")
+    assert (platform.cache.metadataTTL, platform.cache.authzTTL) == (60, 60)
+    assert platform.exemptModelDiscovery is True and platform.usageMetricsDashboard is False
+    assert platform.controllerMode == "absent" and platform.kubernetes.enableServerSideApply is True
+    tenant = config.tenants[0]
+    assert tenant.apiKeys.maxExpirationDays == 90 and tenant.maasApiReplicas == 1
+    metrics = tenant.telemetry.metrics
+    assert tenant.telemetry.enabled and (metrics.captureOrganization, metrics.captureUser) == (True, False)
+    assert (metrics.captureGroup, metrics.captureModelUsage) == (False, True)
+    assert tenant.payloadProcessing.type == "ipp" and tenant.managementState == "Managed"
+
+
+def test_gateways_default_to_platform_gateway_for_default_tenant_and_tenant_name_otherwise():
+    config = load_config(BASE)
+    assert [t.gateway_name(config.platform) for t in config.tenants] == ["maas-default-gateway", "redteam"]
+
+
+def test_subscription_and_policy_namespaces_default_to_the_default_tenant():
+    config = load_config(BASE)
+    assert config.subscriptions[0].namespace == config.authPolicies[0].namespace == "models-as-a-service"
+    assert config.subscriptions[0].rateLimitIdentity == "short" and config.subscriptions[0].priority == 0
+
+
+SUB = "maas:subscriptions[0] (models-as-a-service/gold)"
+RATE = f"{SUB}.modelRefs[0].tokenRateLimits[0]"
+
+CORPUS = [
+    # top level
+    (
+        "bogus",
+        1,
+        "maas:bogus: unknown configuration key; use one of: platform, tenants, models, authPolicies, subscriptions, unmanaged",
+    ),
+    ("tenants", {"name": "x"}, "maas:tenants: must be a list of entries (got dict)"),
+    # platform
+    ("platform.flavor", "aws", "maas:platform.flavor: 'aws' is not allowed; use 'openshift' or 'xks'"),
+    ("platform.infraNamespace", "Infra", "maas:platform.infraNamespace: 'Infra' is not a DNS label"),
+    (
+        "platform.controllerNamespace",
+        "a" * 64,
+        "maas:platform.controllerNamespace: '" + "a" * 64 + "' is 64 characters long; use at most 63",
+    ),
+    (
+        "platform.monitoringNamespace",
+        "Mon",
+        "maas:platform.monitoringNamespace: 'Mon' is not a DNS label; give a namespace, or \"\"",
+    ),
+    ("platform.gateway.name", "", "maas:platform.gateway.name: must not be empty"),
+    ("platform.clusterAudience", "", "maas:platform.clusterAudience: must be 1 to 4096 characters long (is 0)"),
+    (
+        "platform.cache.metadataTTL",
+        -1,
+        "maas:platform.cache.metadataTTL: -1 is too small; use a whole number of at least 0",
+    ),
+    ("platform.images.maasApi", 7, "maas:platform.images.maasApi: must be a string (got int 7); quote it in YAML"),
+    (
+        "platform.exemptModelDiscovery",
+        "yes",
+        "maas:platform.exemptModelDiscovery: must be true or false (got str 'yes')",
+    ),
+    ("platform.controllerMode", "off", "maas:platform.controllerMode: 'off' is not allowed; use 'absent' or 'coexist'"),
+    (
+        "platform.kubernetes.kubeConfig",
+        "x",
+        "maas:platform.kubernetes.kubeConfig: unknown key 'kubeConfig'; check the spelling (allowed here: clusterIdentifier, context, enableServerSideApply, kubeconfig, renderYamlToDirectory)",
+    ),
+    # tenants
+    (
+        "tenants.1.name",
+        "a" * 42,
+        "maas:tenants[1] (" + "a" * 42 + ").name: '" + "a" * 42 + "' is 42 characters long; use at most 41",
+    ),
+    ("tenants.1.name", "Red_Team", "maas:tenants[1] (Red_Team).name: 'Red_Team' is not a DNS label"),
+    (
+        "tenants.1.oidc",
+        {"issuerUrl": "http://kc", "clientId": "c"},
+        "maas:tenants[1] (redteam).oidc.issuerUrl: 'http://kc' is not an https URL; use https://host/path",
+    ),
+    (
+        "tenants.1.oidc",
+        {"issuerUrl": "https://kc", "clientId": "c", "ttl": 10},
+        "maas:tenants[1] (redteam).oidc.ttl: 10 is too short; use at least 30 seconds",
+    ),
+    ("tenants.1.oidc", {"issuerUrl": "https://kc"}, "maas:tenants[1] (redteam).oidc.clientId: is required; add it"),
+    (
+        "tenants.1.apiKeys",
+        {"maxExpirationDays": 0},
+        "maas:tenants[1] (redteam).apiKeys.maxExpirationDays: 0 is too small; use at least 1 day",
+    ),
+    (
+        "tenants.1.telemetry",
+        {"metrics": {"captureUsers": True}},
+        "maas:tenants[1] (redteam).telemetry.metrics.captureUsers: unknown key 'captureUsers'",
+    ),
+    (
+        "tenants.1.payloadProcessing",
+        {"type": "envoy"},
+        "maas:tenants[1] (redteam).payloadProcessing.type: 'envoy' is not allowed; use 'ipp' or 'praxis'",
+    ),
+    (
+        "tenants.1.payloadProcessing",
+        {"replicas": 101},
+        "maas:tenants[1] (redteam).payloadProcessing.replicas: 101 is out of range; use a whole number from 1 to 100",
+    ),
+    (
+        "tenants.1.payloadProcessing",
+        {"autoscaling": {"targetCPUUtilization": 0}},
+        "maas:tenants[1] (redteam).payloadProcessing.autoscaling.targetCPUUtilization: 0 is out of range",
+    ),
+    (
+        "tenants.1.maasApiReplicas",
+        0,
+        "maas:tenants[1] (redteam).maasApiReplicas: 0 is out of range; use a whole number from 1 to 100",
+    ),
+    (
+        "tenants.1.managementState",
+        "Deleted",
+        "maas:tenants[1] (redteam).managementState: 'Deleted' is not allowed; use 'Managed', 'Removed' or 'Unmanaged'",
+    ),
+    (
+        "tenants.1",
+        {"name": "models-as-a-service"},
+        "maas:tenants[1] (models-as-a-service): tenant 'models-as-a-service' is defined twice (first at maas:tenants[0] (models-as-a-service)); keep one of them",
+    ),
+    (
+        "tenants.1.gateway",
+        {"name": "maas-default-gateway"},
+        "maas:tenants[1] (redteam).gateway: Gateway 'maas-default-gateway' already serves tenant 'models-as-a-service'; two tenants may not share a Gateway",
+    ),
+    # models
+    (
+        "models.0.name",
+        "g" * 64,
+        "maas:models[0] (llm/" + "g" * 64 + ").name: '" + "g" * 64 + "' is 64 characters long; use at most 63",
+    ),
+    ("models.0.namespace", None, "maas:models[0] (granite).namespace: must be a string (got NoneType None)"),
+    (
+        "models.0.tenant",
+        "blue",
+        "maas:models[0] (llm/granite).tenant: tenant 'blue' is not in maas:tenants; add the tenant or fix the name (known: models-as-a-service, redteam)",
+    ),
+    (
+        "models.0.modelRef",
+        {"kind": "InferenceService", "name": "g"},
+        "maas:models[0] (llm/granite).modelRef.kind: 'InferenceService' is not allowed; use 'LLMInferenceService' or 'ExternalModel'",
+    ),
+    (
+        "models.0.modelRef",
+        {"kind": "LLMInferenceService", "name": "x" * 254},
+        "maas:models[0] (llm/granite).modelRef.name: must be 1 to 253 characters long (is 254)",
+    ),
+    (
+        "models.0.route",
+        {"name": "Route!"},
+        "maas:models[0] (llm/granite).route.name: 'Route!' is not a valid Kubernetes object name",
+    ),
+    (
+        "models.0.annotations",
+        {"opendatahub.io/model-capabilities": "chat"},
+        "maas:models[0] (llm/granite).annotations: opendatahub.io/model-capabilities must be a JSON array of strings",
+    ),
+    (
+        "models.0.modelRef",
+        {"kind": "ExternalModel", "name": "g"},
+        "maas:models[0] (llm/granite): modelRef.kind is ExternalModel, so 'external' is required; add the external provider",
+    ),
+    (
+        "models.0.external",
+        {"provider": "openai", "targetModel": "gpt", "endpoint": "api.openai.com", "credentialRef": {"name": "k"}},
+        "maas:models[0] (llm/granite): 'external' is only for modelRef.kind ExternalModel (this model is LLMInferenceService)",
+    ),
+    (
+        "models.1",
+        {
+            "name": "q",
+            "namespace": "rt",
+            "tenant": "redteam",
+            "modelRef": {"kind": "ExternalModel", "name": "q"},
+            "external": {
+                "provider": "openai",
+                "targetModel": "gpt",
+                "endpoint": "https://api.openai.com",
+                "credentialRef": {"name": "k"},
+            },
+        },
+        "maas:models[1] (rt/q).external.endpoint: 'https://api.openai.com' is not a host name; give the FQDN without scheme, port or path",
+    ),
+    (
+        "models.1",
+        {
+            "name": "q",
+            "namespace": "rt",
+            "tenant": "redteam",
+            "modelRef": {"kind": "ExternalModel", "name": "q"},
+            "external": {
+                "provider": "openai",
+                "targetModel": "gpt",
+                "endpoint": "api.openai.com",
+                "credentialRef": {"name": "k"},
+                "port": 0,
+            },
+        },
+        "maas:models[1] (rt/q).external.port: 0 is out of range; use a whole number from 1 to 65535",
+    ),
+    (
+        "models.1",
+        {"name": "granite", "namespace": "llm", "modelRef": {"kind": "LLMInferenceService", "name": "other"}},
+        "maas:models[1] (llm/granite): model 'llm/granite' is defined twice (first at maas:models[0] (llm/granite)); keep one of them",
+    ),
+    (
+        "models.1",
+        {"name": "other", "namespace": "llm", "modelRef": {"kind": "LLMInferenceService", "name": "granite"}},
+        "maas:models[1] (llm/other): HTTPRoute llm/granite-kserve-route (one model per route, since Kuadrant allows one policy per route) is defined twice",
+    ),
+    (
+        "models.1",
+        {
+            "name": "granite",
+            "namespace": "other",
+            "route": {"namespace": "llm", "name": "r2"},
+            "modelRef": {"kind": "LLMInferenceService", "name": "g2"},
+        },
+        "maas:models[1] (other/granite): model name 'granite' in route namespace llm (its policies would both be maas-trlp-granite); rename a model or move its route is defined twice",
+    ),
+    # auth policies
+    (
+        "authPolicies.0.namespace",
+        "llm",
+        "maas:authPolicies[0] (llm/ap).namespace: 'llm' is not a tenant namespace; use one of: ai-tenant-redteam, models-as-a-service",
+    ),
+    (
+        "authPolicies.0.modelRefs",
+        [],
+        "maas:authPolicies[0] (models-as-a-service/ap).modelRefs: must not be empty; give at least one entry",
+    ),
+    (
+        "authPolicies.0.subjects",
+        {"groups": [], "users": []},
+        "maas:authPolicies[0] (models-as-a-service/ap).subjects: name at least one group or user",
+    ),
+    (
+        "authPolicies.0.modelRefs",
+        [{"name": "qwen", "namespace": "rt"}],
+        "maas:authPolicies[0] (models-as-a-service/ap).modelRefs[0]: model rt/qwen is served by tenant 'redteam', not by 'models-as-a-service' (tenant isolation); move this entry to namespace ai-tenant-redteam or drop the reference",
+    ),
+    (
+        "authPolicies.0.modelRefs",
+        [{"name": "granite", "namespace": "llm"}] * 2,
+        "maas:authPolicies[0] (models-as-a-service/ap).modelRefs[1]: model llm/granite is listed twice (also modelRefs[0]); merge the entries",
+    ),
+    (
+        "authPolicies.1",
+        {"name": "ap", "modelRefs": [{"name": "granite", "namespace": "llm"}], "subjects": {"users": ["b"]}},
+        "maas:authPolicies[1] (models-as-a-service/ap): auth policy 'models-as-a-service/ap' is defined twice",
+    ),
+    # subscriptions
+    ("subscriptions.0.owner", {}, f"{SUB}.owner: name at least one group or user"),
+    (
+        "subscriptions.0.modelRefs.0.tokenRateLimits.0",
+        {"limit": 0, "window": "1h"},
+        f"{RATE}.limit: 0 is out of range; use a whole number from 1 to 1000000000",
+    ),
+    (
+        "subscriptions.0.modelRefs.0.tokenRateLimits.0",
+        {"limit": 1_000_000_001, "window": "1h"},
+        f"{RATE}.limit: 1000000001 is out of range",
+    ),
+    (
+        "subscriptions.0.modelRefs.0.tokenRateLimits.0",
+        {"limit": "100", "window": "1h"},
+        f"{RATE}.limit: must be a whole number (got str '100')",
+    ),
+    (
+        "subscriptions.0.modelRefs.0.tokenRateLimits.0",
+        {"limit": 100.5, "window": "1h"},
+        f"{RATE}.limit: must be a whole number (got float 100.5)",
+    ),
+    (
+        "subscriptions.0.modelRefs.0.tokenRateLimits.0",
+        {"limit": 100, "window": "1d"},
+        f"{RATE}.window: '1d' is not a valid window; use s, m or h, e.g. 24h",
+    ),
+    (
+        "subscriptions.0.modelRefs.0.tokenRateLimits.0",
+        {"limit": 100, "window": "0m"},
+        f"{RATE}.window: '0m' is not a valid window",
+    ),
+    (
+        "subscriptions.0.modelRefs.0.tokenRateLimits.0",
+        {"limit": 100, "window": "8785h"},
+        f"{RATE}.window: '8785h' is longer than 366 days; use at most 8784h",
+    ),
+    (
+        "subscriptions.0.modelRefs.0.unlimited",
+        True,
+        f"{SUB}.modelRefs[0]: 'unlimited: true' and 'tokenRateLimits' are mutually exclusive; keep one of them",
+    ),
+    (
+        "subscriptions.0.modelRefs.0.tokenRateLimits",
+        [],
+        f"{SUB}.modelRefs[0]: give at least one entry in 'tokenRateLimits', or set 'unlimited: true'",
+    ),
+    (
+        "subscriptions.0.modelRefs.1",
+        {"name": "granite", "namespace": "llm", "unlimited": True},
+        f"{SUB}.modelRefs[1]: model llm/granite is listed twice (also modelRefs[0]); merge the entries",
+    ),
+    (
+        "subscriptions.0.modelRefs.1",
+        {"name": "qwen", "namespace": "rt", "unlimited": True},
+        f"{SUB}.modelRefs[1]: model rt/qwen is served by tenant 'redteam', not by 'models-as-a-service' (tenant isolation)",
+    ),
+    (
+        "subscriptions.0.rateLimitIdentity",
+        "long",
+        f"{SUB}.rateLimitIdentity: 'long' is not allowed; use 'short' or 'legacy'",
+    ),
+    ("subscriptions.0.priority", 2**31, f"{SUB}.priority: 2147483648 is out of range"),
+    (
+        "subscriptions.0.priorty",
+        1,
+        f"{SUB}.priorty: unknown key 'priorty'; check the spelling (allowed here: annotations, modelRefs, name, namespace, owner, priority, rateLimitIdentity, tokenMetadata)",
+    ),
+    (
+        "subscriptions.0.modelRefs.0.billingRate",
+        {"perToken": ""},
+        f"{SUB}.modelRefs[0].billingRate.perToken: must be 1 to 4096 characters long (is 0)",
+    ),
+    (
+        "subscriptions.0.namespace",
+        "ai-tenant-blue",
+        "maas:subscriptions[0] (ai-tenant-blue/gold).namespace: 'ai-tenant-blue' is not a tenant namespace; use one of: ai-tenant-redteam, models-as-a-service",
+    ),
+    (
+        "subscriptions.1",
+        {
+            "name": "gold",
+            "owner": {"users": ["u"]},
+            "modelRefs": [{"name": "granite", "namespace": "llm", "unlimited": True}],
+        },
+        "maas:subscriptions[1] (models-as-a-service/gold): subscription 'models-as-a-service/gold' is defined twice",
+    ),
+    # unmanaged
+    (
+        "unmanaged",
+        [{"kind": "Deployment", "namespace": "llm", "name": "x"}],
+        "maas:unmanaged[0] (Deployment llm/x).kind: 'Deployment' is not allowed; use 'TokenRateLimitPolicy' or 'AuthPolicy'",
+    ),
+    (
+        "unmanaged",
+        [{"kind": "AuthPolicy", "namespace": "llm", "name": "x"}] * 2,
+        "maas:unmanaged[1] (AuthPolicy llm/x): AuthPolicy llm/x is defined twice",
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "expected"), CORPUS, ids=[f"{c[0]}={c[1]!r}"[:60] for c in CORPUS])
+def test_bad_input_is_reported_with_path_and_fix(path, value, expected):
+    errors = errors_of(with_change(path, value))
+    assert any(error.startswith(expected) for error in errors), errors
+
+
+def test_all_errors_are_reported_together_in_a_stable_order():
+    raw = with_change("platform.flavor", "aws")
+    raw["tenants"][1]["maasApiReplicas"] = 0
+    raw["subscriptions"][0]["modelRefs"][0]["tokenRateLimits"] = [{"limit": 0, "window": "1d"}]
+    errors = errors_of(raw)
+    assert errors == [
+        "maas:platform.flavor: 'aws' is not allowed; use 'openshift' or 'xks'",
+        "maas:subscriptions[0] (models-as-a-service/gold).modelRefs[0].tokenRateLimits[0].limit: "
+        "0 is out of range; use a whole number from 1 to 1000000000",
+        "maas:subscriptions[0] (models-as-a-service/gold).modelRefs[0].tokenRateLimits[0].window: "
+        "'1d' is not a valid window; use s, m or h, e.g. 24h",
+        "maas:tenants[1] (redteam).maasApiReplicas: 0 is out of range; use a whole number from 1 to 100",
+    ]
+
+
+def test_a_broken_tenant_does_not_cascade_into_namespace_errors():
+    raw = with_change("tenants.1.maasApiReplicas", 0)
+    raw["subscriptions"][0]["namespace"] = "ai-tenant-redteam"
+    raw["subscriptions"][0]["modelRefs"][0] = {"name": "qwen", "namespace": "rt", "unlimited": True}
+    assert errors_of(raw) == [
+        "maas:tenants[1] (redteam).maasApiReplicas: 0 is out of range; use a whole number from 1 to 100"
+    ]
+
+
+def test_error_message_says_nothing_was_registered():
+    with pytest.raises(ConfigError, match=r"invalid MaaS configuration \(1 problem\(s\)\); nothing was registered"):
+        load_config(with_change("platform.flavor", "aws"))
+
+
+def test_validated_config_is_immutable():
+    config = load_config(BASE)
+    with pytest.raises(Exception, match="frozen"):
+        config.subscriptions[0].priority = 3
