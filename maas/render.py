@@ -43,6 +43,7 @@ class Registration:
 @dataclass
 class Rendering:
     registrations: list[Registration] = field(default_factory=list)
+    component_outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     plan: Plan | None = None
 
@@ -86,15 +87,22 @@ class _EchoMocks(pulumi.runtime.Mocks):
 
 
 class RecordingMonitor(MockMonitor):
+    """Keeps every registration, and the outputs each component registers, keyed by URN."""
+
     def __init__(self) -> None:
         super().__init__(_EchoMocks())
         self.registrations: list[Registration] = []
+        self.outputs: dict[str, dict[str, Any]] = {}
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
             self.registrations.append(_registration(request, response.urn))
         return response
+
+    def RegisterResourceOutputs(self, request):  # noqa: N802 (gRPC method name)
+        self.outputs[request.urn] = _sync_await(_deserialize(request.outputs))
+        return super().RegisterResourceOutputs(request)
 
 
 def _registration(request, urn: str) -> Registration:
@@ -136,11 +144,11 @@ class _WarningCollector(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def render(raw_config: dict[str, Any], stack: str = "dev") -> Rendering:
+def render(raw_config: dict[str, Any], stack: str = "dev", monitor: RecordingMonitor | None = None) -> Rendering:
     """Run the program with `raw_config` (the `maas:` keys) under mocks; ConfigError propagates unchanged."""
     from .program import run
 
-    monitor = RecordingMonitor()
+    monitor = monitor or RecordingMonitor()
     collector = _WarningCollector()
     logger = logging.getLogger(f"maas.render.{id(monitor)}")
     logger.propagate = False
@@ -154,5 +162,6 @@ def render(raw_config: dict[str, Any], stack: str = "dev") -> Rendering:
 
     pulumi.runtime.test(program)()
     rendering.registrations = monitor.registrations
+    rendering.component_outputs = monitor.outputs
     rendering.warnings = collector.messages
     return rendering

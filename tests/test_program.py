@@ -1,0 +1,138 @@
+"""The whole program under Pulumi's mock engine: what is registered, where, with which options."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pulumi
+import pytest
+
+from maas.config import ConfigError
+from maas.render import RecordingMonitor, render
+
+TRLP = "kubernetes:kuadrant.io/v1alpha1:TokenRateLimitPolicy"
+STACK = "urn:pulumi:dev::maas::pulumi:pulumi:Stack::maas-dev"
+
+
+def by_name(rendering, type_):
+    return {r.name: r for r in rendering.registrations if r.type == type_}
+
+
+def test_one_explicit_provider_from_platform_kubernetes(dev_rendering):
+    providers = by_name(dev_rendering, "pulumi:providers:kubernetes")
+    assert list(providers) == ["kubernetes"]
+    inputs = providers["kubernetes"].inputs
+    assert inputs["context"] == "maas-dev" and inputs["clusterIdentifier"] == "maas-dev-cluster"
+    assert inputs["enableServerSideApply"] == "true"
+    assert "renderYamlToDirectory" not in inputs
+
+
+def test_every_kubernetes_object_uses_the_provider_and_has_a_component_parent(dev_rendering):
+    provider = by_name(dev_rendering, "pulumi:providers:kubernetes")["kubernetes"]
+    components = {r.urn for r in dev_rendering.registrations if r.type.startswith("maas:index:")}
+    objects = [r for r in dev_rendering.registrations if r.is_kubernetes_object]
+    assert objects
+    for registration in objects:
+        assert registration.provider.startswith(provider.urn + "::"), registration.name
+        assert registration.parent in components, registration.name
+
+
+def test_logical_names_are_namespace_slash_name_and_unique(dev_rendering):
+    urns = Counter(r.urn for r in dev_rendering.registrations)
+    assert [urn for urn, count in urns.items() if count > 1] == []
+    for registration in dev_rendering.registrations:
+        if registration.is_kubernetes_object:
+            metadata = registration.inputs["metadata"]
+            expected = f"{metadata['namespace']}/{metadata['name']}" if "namespace" in metadata else metadata["name"]
+            assert registration.name == expected
+
+
+def test_trlp_lives_under_its_model_component(dev_rendering):
+    trlp = by_name(dev_rendering, TRLP)["llm/maas-trlp-granite-7b"]
+    model = by_name(dev_rendering, "maas:index:Model")["llm/granite-7b"]
+    assert trlp.parent == model.urn and model.parent == STACK
+    assert trlp.retain_on_delete is False and trlp.ignore_changes == ()
+
+
+def test_components_exist_for_every_tenant_and_model(dev_config, dev_rendering):
+    assert set(by_name(dev_rendering, "maas:index:Tenant")) == {t.name for t in dev_config.tenants}
+    assert set(by_name(dev_rendering, "maas:index:Model")) == {m.key for m in dev_config.models}
+
+
+def test_model_component_outputs_route_and_policy(dev_rendering):
+    model = by_name(dev_rendering, "maas:index:Model")["llm/granite-7b"]
+    outputs = dev_rendering.component_outputs[model.urn]
+    assert outputs["route"] == "llm/granite-7b-instruct-kserve-route"
+    assert outputs["tokenRateLimitPolicy"] == "llm/maas-trlp-granite-7b"
+
+
+def test_stack_outputs_per_subscription_and_model(dev_raw):
+    render(dev_raw)
+    outputs = pulumi.runtime.settings.get_root_resource().outputs
+    premium = outputs["subscriptions"]["models-as-a-service/premium"]
+    assert premium["rateLimitIdentity"] == "short"
+    assert premium["models"]["llm/granite-7b"] == {
+        "key": "models-as-a-service/premium@llm/granite-7b",
+        "shortId": "d04ed4cd04d624d0",
+        "limit": "tokens-1000-per-1h-99999-per-1s",
+    }
+    assert outputs["models"]["llm/granite-7b"]["tokenRateLimitPolicy"] == "llm/maas-trlp-granite-7b"
+
+
+def test_invalid_configuration_registers_nothing(dev_raw):
+    dev_raw["subscriptions"][0]["modelRefs"][0]["tokenRateLimits"][0]["window"] = "1d"
+    monitor = RecordingMonitor()
+    with pytest.raises(ConfigError, match="is not a valid window"):
+        render(dev_raw, monitor=monitor)
+    assert monitor.registrations == []
+
+
+def test_unmanaged_policy_is_kept_but_never_changed_or_deleted(dev_raw):
+    dev_raw["unmanaged"] = [{"kind": "TokenRateLimitPolicy", "namespace": "llm", "name": "maas-trlp-granite-7b"}]
+    rendering = render(dev_raw)
+    trlp = by_name(rendering, TRLP)["llm/maas-trlp-granite-7b"]
+    assert trlp.retain_on_delete is True
+    assert trlp.ignore_changes == ("apiVersion", "kind", "metadata", "spec")
+    assert by_name(rendering, TRLP)["llm/maas-trlp-llama-3-8b"].retain_on_delete is False
+
+
+def test_unmanaged_policy_without_source_is_dropped_with_an_orphan_warning(dev_raw):
+    dev_raw["subscriptions"] = [s for s in dev_raw["subscriptions"] if s["name"] != "premium"]
+    dev_raw["unmanaged"] = [
+        {"kind": "TokenRateLimitPolicy", "namespace": "external-models", "name": "maas-trlp-gpt-4o"}
+    ]
+    rendering = render(dev_raw)
+    assert "external-models/maas-trlp-gpt-4o" not in by_name(rendering, TRLP)
+    assert any(
+        w.startswith("maas:unmanaged TokenRateLimitPolicy external-models/maas-trlp-gpt-4o has no source left")
+        for w in rendering.warnings
+    )
+
+
+def test_removing_the_last_subscription_of_a_model_removes_its_policy(dev_raw):
+    dev_raw["subscriptions"] = [s for s in dev_raw["subscriptions"] if s["name"] != "premium"]
+    assert "external-models/maas-trlp-gpt-4o" not in by_name(render(dev_raw), TRLP)
+
+
+def test_coexist_mode_marks_every_object_for_the_controller(dev_raw):
+    dev_raw["platform"]["controllerMode"] = "coexist"
+    objects = render(dev_raw).objects()
+    assert objects
+    assert all(o["metadata"]["annotations"]["opendatahub.io/managed"] == "false" for o in objects)
+
+
+def test_absent_mode_does_not_annotate(dev_rendering):
+    for body in dev_rendering.objects():
+        assert "opendatahub.io/managed" not in body["metadata"].get("annotations", {})
+
+
+def test_missing_model_warning_reaches_the_engine(dev_raw):
+    dev_raw["subscriptions"][0]["modelRefs"].append({"name": "ghost", "namespace": "llm", "unlimited": True})
+    warnings = render(dev_raw).warnings
+    assert any("model llm/ghost is not in maas:models" in w for w in warnings)
+
+
+def test_render_yaml_to_directory_reaches_the_provider(dev_raw):
+    dev_raw["platform"]["kubernetes"]["renderYamlToDirectory"] = "out/manifests"
+    provider = by_name(render(dev_raw), "pulumi:providers:kubernetes")["kubernetes"]
+    assert provider.inputs["renderYamlToDirectory"] == "out/manifests"
