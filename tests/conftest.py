@@ -42,3 +42,10 @@ def objects_of(rendering: Rendering, kind: str) -> dict[str, dict[str, Any]]:
             key = f"{metadata['namespace']}/{metadata['name']}" if "namespace" in metadata else metadata["name"]
             found[key] = body
     return found
+
+
+@pytest.fixture(scope="session")
+def dev_raw_static() -> dict[str, Any]:
+    """The dev stack's raw configuration for tests that only read it (hypothesis needs a session fixture)."""
+    raw, _ = raw_from_stack_file(DEV_STACK)
+    return raw
