@@ -11,6 +11,7 @@ Every error is one human-readable string ``"<Kind> <ns>/<name>: <json.path>: <me
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.resources
 import json
 import os
@@ -29,12 +30,27 @@ from celpy import celtypes
 from celpy.evaluation import CELEvalError, base_functions
 from referencing import Registry, Resource
 
+__all__ = [
+    "CRDS_DIR_ENV",
+    "KUBERNETES_VERSION",
+    "CrdRegistry",
+    "CrdVersion",
+    "UnsupportedRuleError",
+    "crds_available",
+    "crds_dir",
+    "default_registry",
+    "format_path",
+    "validate",
+    "validate_all",
+]
+
 CRDS_DIR_ENV = "MAAS_CRDS_DIR"
 KUBERNETES_VERSION = "1.37.0"  # newest schema set shipped by kubernetes-validate 1.37.0
 
-Path_ = tuple[str | int, ...]
-Problem = tuple[Path_, str]
+JsonPath = tuple[str | int, ...]
+Problem = tuple[JsonPath, str]
 
+_REPO_ROOT = Path(__file__).resolve().parent.parent  # parent of the maas package
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MAX_MESSAGE = 300
 
@@ -48,8 +64,7 @@ def crds_dir() -> Path:
     override = os.environ.get(CRDS_DIR_ENV)
     if override:
         return Path(override)
-    repo_root = Path(__file__).resolve().parent.parent
-    return repo_root.parent / "shared" / "crds"
+    return _REPO_ROOT.parent / "shared" / "crds"
 
 
 def crds_available() -> bool:
@@ -82,7 +97,8 @@ def object_label(obj: dict) -> str:
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     name = meta.get("name") or meta.get("generateName") or "<unnamed>"
     namespace = meta.get("namespace")
-    return f"{obj.get('kind', '<no kind>')} {namespace}/{name}" if namespace else f"{obj.get('kind')} {name}"
+    kind = obj.get("kind") or "<no kind>"
+    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
 
 
 def _shorten(message: str) -> str:
@@ -112,27 +128,8 @@ def _compiled_re2(pattern: str) -> Any:
 
 _GO_DURATION = re.compile(r"^[-+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$")
 _STRFMT_DURATION = re.compile(r"(\d+)\s*([A-Za-zµ]+)")
-_STRFMT_UNITS = (
-    "ns",
-    "nano",
-    "us",
-    "µs",
-    "micro",
-    "ms",
-    "milli",
-    "s",
-    "sec",
-    "m",
-    "min",
-    "h",
-    "hr",
-    "hour",
-    "d",
-    "day",
-    "w",
-    "wk",
-    "week",
-)
+# go-openapi accepts these units exactly, and the last spelling of each unit as a prefix ("seconds", "days")
+_STRFMT_UNIT = re.compile(r"^(ns|us|µs|ms|s|m|h|hr|d|w|wk)$|^(nano|micro|milli|sec|min|hour|day|week)")
 _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 
 
@@ -140,8 +137,7 @@ def _is_strfmt_duration(value: str) -> bool:
     """go-openapi ``strfmt`` duration, the check the API server applies to ``format: duration``."""
     if _GO_DURATION.match(value):
         return True
-    units = [unit.lower() for _, unit in _STRFMT_DURATION.findall(value)]
-    return any(unit.startswith(known) for unit in units for known in _STRFMT_UNITS)
+    return any(_STRFMT_UNIT.match(unit.lower()) for _, unit in _STRFMT_DURATION.findall(value))
 
 
 def _format_checker() -> jsonschema.FormatChecker:
@@ -153,10 +149,16 @@ def _format_checker() -> jsonschema.FormatChecker:
 
 
 _CrdJsonValidator = jsonschema.validators.extend(jsonschema.Draft4Validator, {"pattern": _re2_pattern})
-_CoreJsonValidator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _re2_pattern})
+# Draft 2020-12 counts 8080.0 as an integer; typed Go clients cannot decode it into an int, so it must be an error.
+_STRICT_INTEGERS = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+    "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
+)
+_CoreJsonValidator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator, {"pattern": _re2_pattern}, type_checker=_STRICT_INTEGERS
+)
 
 
-def _json_problems(validator: Any, instance: Any, prefix: Path_ = ()) -> list[Problem]:
+def _json_problems(validator: Any, instance: Any, prefix: JsonPath = ()) -> list[Problem]:
     problems: list[Problem] = []
     for error in validator.iter_errors(instance):
         path = prefix + tuple(error.absolute_path)
@@ -167,7 +169,7 @@ def _json_problems(validator: Any, instance: Any, prefix: Path_ = ()) -> list[Pr
     return problems
 
 
-def _unknown_fields(error: jsonschema.ValidationError, path: Path_) -> list[Problem]:
+def _unknown_fields(error: jsonschema.ValidationError, path: JsonPath) -> list[Problem]:
     """One error per unknown field, at the field's own path, instead of jsonschema's summary."""
     declared = error.schema.get("properties", {})
     patterns = error.schema.get("patternProperties", {})
@@ -181,8 +183,8 @@ def _unknown_fields(error: jsonschema.ValidationError, path: Path_) -> list[Prob
 
 _DROPPED = {"description", "default", "example", "externalDocs", "nullable", "format"}
 _JSON_FORMATS = {"date-time", "ipv4", "ipv6", "duration"}
-_ROOT_FIELDS = {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"}}
-_EMBEDDED_FIELDS = {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"}}
+# always allowed at the root and in x-kubernetes-embedded-resource objects
+_OBJECT_HEADER = {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"}}
 
 
 def crd_json_schema(node: dict, structural: bool = True) -> dict:
@@ -219,7 +221,7 @@ def _apply_extensions(node: dict, out: dict, structural: bool) -> None:
         if "enum" in out:
             out["enum"] = [*out["enum"], None]
     if node.get("x-kubernetes-embedded-resource") and "properties" in out:
-        out["properties"] = {**_EMBEDDED_FIELDS, **out["properties"]}
+        out["properties"] = {**_OBJECT_HEADER, **out["properties"]}
     if structural and node.get("type") == "object" and _prunes_unknown(node):
         out["additionalProperties"] = False
 
@@ -231,7 +233,7 @@ def _prunes_unknown(node: dict) -> bool:
 def _crd_root_json_schema(root: dict) -> dict:
     """Root schema: apiVersion/kind/metadata always allowed (metadata is checked separately)."""
     schema = crd_json_schema(root)
-    schema["properties"] = {**schema.get("properties", {}), **_ROOT_FIELDS}
+    schema["properties"] = {**schema.get("properties", {}), **_OBJECT_HEADER}
     return schema
 
 
@@ -240,9 +242,10 @@ def _crd_root_json_schema(root: dict) -> dict:
 
 
 def _copy_json(value: Any) -> Any:
+    """Deep copy of JSON-like data; tuples become lists (they serialize as arrays)."""
     if isinstance(value, dict):
         return {key: _copy_json(sub) for key, sub in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return [_copy_json(sub) for sub in value]
     return value
 
@@ -280,6 +283,10 @@ def _default_properties(value: dict, schema: dict) -> None:
 # CEL (x-kubernetes-validations)
 
 
+_MISSING = object()
+_RESULT_CACHE_SIZE = 200_000
+
+
 class UnsupportedRuleError(Exception):
     """A CEL rule that cel-python cannot compile or evaluate; reported, never treated as passing."""
 
@@ -313,16 +320,7 @@ def _k8s_substring(
 
 
 _GO_DURATION_PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
-_GO_UNIT_NANOS = {
-    "ns": 1,
-    "us": 10**3,
-    "µs": 10**3,
-    "μs": 10**3,
-    "ms": 10**6,
-    "s": 10**9,
-    "m": 60 * 10**9,
-    "h": 3600 * 10**9,
-}
+_GO_UNIT_NANOS = {"ns": 1, "us": 1e3, "µs": 1e3, "μs": 1e3, "ms": 1e6, "s": 1e9, "m": 60e9, "h": 3600e9}
 
 
 def _go_duration(text: celtypes.StringType) -> celtypes.DurationType:
@@ -332,7 +330,7 @@ def _go_duration(text: celtypes.StringType) -> celtypes.DurationType:
     if not _GO_DURATION.match(text):
         raise ValueError(f"invalid duration {str(text)!r}")
     sign = -1 if text.startswith("-") else 1
-    nanos = sum(Decimal(number) * _GO_UNIT_NANOS[unit] for number, unit in _GO_DURATION_PART.findall(text))
+    nanos = sum(Decimal(number) * int(_GO_UNIT_NANOS[unit]) for number, unit in _GO_DURATION_PART.findall(text))
     seconds, rest = divmod(int(nanos) * sign, 10**9)
     return celtypes.DurationType(seconds, rest)
 
@@ -356,23 +354,73 @@ def _called_functions(tree: Any) -> set[str]:
     return names
 
 
+@dataclass(frozen=True)
+class SelfUse:
+    """The parts of ``self`` a rule reads (``self.x`` values, ``has(self.y)`` presence), to key its cache.
+
+    Found by a conservative parse-tree scan: any other use of ``self`` means the whole value (None).
+    """
+
+    fields: frozenset[str]
+    presence_only: frozenset[str]
+
+
+_SINGLE_CHILD_WRAPPERS = {"expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication"}
+_SINGLE_CHILD_WRAPPERS |= {"unary", "member", "primary"}
+
+
+def _self_use(tree: Any) -> SelfUse | None:
+    parents = {id(child): node for node in tree.iter_subtrees() for child in node.children if hasattr(child, "data")}
+    fields: set[str] = set()
+    presence: set[str] = set()
+    for node in tree.iter_subtrees():
+        if node.data != "ident" or str(node.children[0]) != "self":
+            continue
+        member = parents.get(id(parents.get(id(node))))  # ident <- primary <- member
+        access = parents.get(id(member))
+        if access is None or access.data != "member_dot" or access.children[0] is not member:
+            return None
+        name = str(access.children[1])
+        (presence if _is_has_argument(access, parents) else fields).add(name)
+    return SelfUse(frozenset(fields), frozenset(presence - fields))
+
+
+def _is_has_argument(node: Any, parents: dict[int, Any]) -> bool:
+    """Whether a ``self.x`` node is, through single-child wrappers, the whole argument of ``has()``."""
+    while (parent := parents.get(id(node))) is not None:
+        if parent.data == "exprlist":
+            call = parents.get(id(parent))
+            return call is not None and call.data == "ident_arg" and str(call.children[0]) == "has"
+        if parent.data not in _SINGLE_CHILD_WRAPPERS or len(parent.children) != 1:
+            return False
+        node = parent
+    return False
+
+
+@dataclass(frozen=True)
+class _CompiledRule:
+    program: Any
+    self_use: SelfUse | None
+
+
 class CelEngine:
     """Compiles each rule text once (cached) and evaluates it with ``self`` bound to a value."""
 
     def __init__(self) -> None:
         self._env = celpy.Environment()
-        self._programs: dict[str, Any] = {}
+        self._compiled: dict[str, _CompiledRule | UnsupportedRuleError] = {}
+        self._results: dict[tuple[int, str, bytes], Any] = {}
 
-    def program(self, rule: str) -> Any:
-        """The compiled program; raises UnsupportedRuleError (also on later calls) if it cannot run here."""
-        if rule not in self._programs:
-            self._programs[rule] = self._compile(rule)
-        compiled = self._programs[rule]
+    def compiled(self, rule: str) -> _CompiledRule:
+        """The compiled rule; raises UnsupportedRuleError (also on later calls) if it cannot run here."""
+        if rule not in self._compiled:
+            self._compiled[rule] = self._compile(rule)
+        compiled = self._compiled[rule]
         if isinstance(compiled, UnsupportedRuleError):
             raise compiled
         return compiled
 
-    def _compile(self, rule: str) -> Any:
+    def _compile(self, rule: str) -> _CompiledRule | UnsupportedRuleError:
         try:
             tree = self._env.compile(rule)
         except Exception as exc:  # any parser failure means "cannot evaluate"
@@ -380,46 +428,94 @@ class CelEngine:
         unknown = _called_functions(tree) - _KNOWN_FUNCTIONS
         if unknown:
             return UnsupportedRuleError(f"uses unsupported function(s) {', '.join(sorted(unknown))}")
-        return self._env.program(tree, functions=K8S_CEL_FUNCTIONS)
+        return _CompiledRule(self._env.program(tree, functions=K8S_CEL_FUNCTIONS), _self_use(tree))
 
-    def evaluate(self, rule: str, value: Any) -> Any:
-        """Result of the rule, or a CELEvalError for a failed evaluation (which counts as a failure)."""
+    def evaluate(self, rule: str, subject: RuleSubject) -> Any:
+        """Result of the rule, or a CELEvalError for a failed evaluation (which counts as a failure).
+
+        cel-python needs 0.1-1 ms per evaluation, so results are cached per (schema node, rule, the part
+        of the value the rule reads): rendered objects repeat the same shapes, and tests re-validate them.
+        """
+        compiled = self.compiled(rule)
+        key = (id(subject.schema), rule, subject.fingerprint(compiled.self_use))
+        result = self._results.get(key, _MISSING)
+        if result is _MISSING:
+            result = self._run(compiled.program, subject)
+            if len(self._results) >= _RESULT_CACHE_SIZE:
+                self._results.clear()
+            self._results[key] = result
+        return result
+
+    @staticmethod
+    def _run(program: Any, subject: RuleSubject) -> Any:
         try:
-            return self.program(rule).evaluate({"self": value})
+            return program.evaluate({"self": subject.cel})
         except CELEvalError as exc:
             return exc
+        except (TypeError, ValueError) as exc:  # a value that is not plain JSON data
+            return CELEvalError(f"cannot convert the value to CEL: {exc}")
+
+
+class RuleSubject:
+    """The value a schema node's rules see; converted to CEL and fingerprinted only when needed."""
+
+    def __init__(self, raw: Any, schema: dict, values: _CelValues) -> None:
+        self.raw = raw
+        self.schema = schema
+        self._values = values
+        self._fingerprints: dict[SelfUse | None, bytes] = {}
+
+    @functools.cached_property
+    def cel(self) -> Any:
+        return self._values.convert(self.raw, self.schema)
+
+    def fingerprint(self, use: SelfUse | None) -> bytes:
+        """Digest of the part of the value a rule reads (all of it when ``use`` is None)."""
+        if use not in self._fingerprints:
+            text = json.dumps(_projection(self.raw, use), sort_keys=True, default=repr)
+            self._fingerprints[use] = hashlib.blake2b(text.encode(), digest_size=16).digest()
+        return self._fingerprints[use]
+
+
+def _projection(raw: Any, use: SelfUse | None) -> Any:
+    if use is None or not isinstance(raw, dict):
+        return raw
+    wanted = use.fields | use.presence_only
+    present = {key: value for key, value in raw.items() if key in wanted or cel_field_name(key) in wanted}
+    values = {key: value for key, value in present.items() if key in use.fields or cel_field_name(key) in use.fields}
+    return [sorted(present), values]
+
+
+def _flatten(values: Any) -> Iterator[Any]:
+    for value in values if isinstance(values, tuple) else (values,):
+        yield from _flatten(value) if isinstance(value, tuple) else (value,)
+
+
+def _eval_error_text(error: CELEvalError) -> str:
+    """A readable reason from cel-python's nested error arguments (e.g. "no such key: groups")."""
+    text = " ".join(str(arg) for arg in _flatten(error.args))
+    missing = re.findall(r"no such member in mapping: '([^']*)'", text)
+    if missing:
+        return "no such key: " + ", ".join(dict.fromkeys(missing))
+    args = error.args
+    if len(args) >= 3 and args[1] is ValueError and args[2]:
+        return str(args[2][0])
+    return re.sub(r"<class '[\w.]*?(\w+)'>", r"\1", str(args[0]) if args else repr(error))
 
 
 def _first_line(exc: Exception) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-_CEL_RESERVED = {
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-}
+# fmt: off
+_CEL_RESERVED = frozenset({
+    "true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function", "if", "import",
+    "let", "loop", "package", "namespace", "return", "var", "void", "while",
+})
+# fmt: on
 _CEL_ESCAPES = {"__": "__underscores__", ".": "__dot__", "-": "__dash__", "/": "__slash__"}
 _CEL_ESCAPE_MATCH = re.compile(r"__|[-./]")
-_CEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_./-]*$")
+_CEL_NAME = re.compile(r"^[A-Za-z_./-][A-Za-z0-9_./-]*$")
 
 
 def cel_field_name(name: str) -> str | None:
@@ -526,7 +622,7 @@ def _freeze(value: Any) -> Any:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def _list_type_problems(value: list, schema: dict, path: Path_) -> list[Problem]:
+def _list_type_problems(value: list, schema: dict, path: JsonPath) -> list[Problem]:
     """``x-kubernetes-list-type: set|map`` entries must be unique (the API server enforces it)."""
     list_type = schema.get("x-kubernetes-list-type")
     if list_type == "set":
@@ -548,20 +644,20 @@ def _list_type_problems(value: list, schema: dict, path: Path_) -> list[Problem]
 class _RuleWalker:
     """Walks one (defaulted) object along its schema, evaluating CEL rules and list-type checks."""
 
-    def __init__(self, engine: CelEngine, needs_walk: Callable[[dict], bool]) -> None:
+    def __init__(self, engine: CelEngine, crd: CrdVersion) -> None:
         self._engine = engine
-        self._needs_walk = needs_walk
+        self._crd = crd
         self._values = _CelValues()
         self.problems: list[Problem] = []
 
-    def walk(self, value: Any, schema: dict, path: Path_, cel_self: Any = None) -> None:
-        if value is None or not self._needs_walk(schema) or not _has_schema_type(value, schema):
+    def walk(self, value: Any, schema: dict, path: JsonPath, subject: RuleSubject | None = None) -> None:
+        if value is None or not self._crd.needs_walk(schema) or not _has_schema_type(value, schema):
             return
-        for rule in _rules_of(schema):
-            if not rule.is_transition:
-                if cel_self is None:
-                    cel_self = self._values.convert(value, schema)
-                self._check_rule(rule, cel_self, path)
+        rules = self._crd.rules_at(schema)
+        if rules:
+            subject = subject or RuleSubject(value, schema, self._values)
+            for rule in rules:
+                self._check_rule(rule, subject, path)
         if isinstance(value, list):
             self.problems.extend(_list_type_problems(value, schema, path))
         for key, sub, sub_schema in _children(value, schema):
@@ -569,34 +665,31 @@ class _RuleWalker:
 
     def walk_root(self, obj: dict, schema: dict) -> None:
         """Like ``walk``; root rules see only metadata.name and generateName, as on the API server."""
-        cel_self = None
-        if schema.get("x-kubernetes-validations"):
-            meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-            visible = {k: meta[k] for k in ("name", "generateName") if k in meta}
-            cel_self = self._values.convert({**obj, "metadata": visible}, schema)
-        self.walk(obj, schema, (), cel_self)
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        visible = {k: meta[k] for k in ("name", "generateName") if k in meta}
+        self.walk(obj, schema, (), RuleSubject({**obj, "metadata": visible}, schema, self._values))
 
-    def _check_rule(self, rule: _Rule, cel_self: Any, path: Path_) -> None:
+    def _check_rule(self, rule: _Rule, subject: RuleSubject, path: JsonPath) -> None:
         try:
-            result = self._engine.evaluate(rule.rule, cel_self)
+            result = self._engine.evaluate(rule.rule, subject)
         except UnsupportedRuleError as exc:
             self.problems.append((path, f"cannot evaluate rule {rule.rule!r}: {exc} ({rule.message})"))
             return
         if isinstance(result, CELEvalError):
-            detail = _first_line(result)
+            detail = _eval_error_text(result)
             self.problems.append((path, f"{rule.message} (rule {rule.rule!r} failed to evaluate: {detail})"))
-        elif not isinstance(result, celtypes.BoolType):
+        elif not isinstance(result, (celtypes.BoolType, bool)):
             self.problems.append((path, f"rule {rule.rule!r} returned {result!r}, not a bool"))
         elif not result:
-            self.problems.append((path, f"{self._message(rule, cel_self)} (rule: {rule.rule})"))
+            self.problems.append((path, f"{self._message(rule, subject)} (rule: {rule.rule})"))
 
-    def _message(self, rule: _Rule, cel_self: Any) -> str:
+    def _message(self, rule: _Rule, subject: RuleSubject) -> str:
         if rule.message_expression:
             try:
-                result = self._engine.evaluate(rule.message_expression, cel_self)
+                result = self._engine.evaluate(rule.message_expression, subject)
             except UnsupportedRuleError:
                 return rule.message
-            if isinstance(result, celtypes.StringType) and result:
+            if isinstance(result, str) and result:  # cel-python may return a plain str here
                 return str(result)
         return rule.message
 
@@ -616,9 +709,11 @@ class CrdVersion:
     schema: dict
     _validator: Any = field(default=None, repr=False)
     _walk_cache: dict[int, bool] = field(default_factory=dict, repr=False)
+    _rules_cache: dict[int, tuple[_Rule, ...]] = field(default_factory=dict, repr=False)
 
     @property
     def validator(self) -> Any:
+        """JSON-schema validator of the whole object, built lazily (the big CRDs take a while to convert)."""
         if self._validator is None:
             schema = _crd_root_json_schema(self.schema)
             self._validator = _CrdJsonValidator(schema, format_checker=_format_checker())
@@ -631,9 +726,16 @@ class CrdVersion:
             self._walk_cache[key] = _has_own_checks(schema) or any(self.needs_walk(sub) for sub in _sub_schemas(schema))
         return self._walk_cache[key]
 
-    def rules(self) -> Iterator[tuple[Path_, _Rule]]:
-        """Every CEL rule reachable in the structural schema, with its schema path."""
-        yield from _rules_below(self.schema, ())
+    def rules_at(self, schema: dict) -> tuple[_Rule, ...]:
+        """The rules of one schema node that can be checked on create (transition rules left out)."""
+        key = id(schema)
+        if key not in self._rules_cache:
+            self._rules_cache[key] = tuple(rule for rule in _rules_of(schema) if not rule.is_transition)
+        return self._rules_cache[key]
+
+    def rules(self) -> Iterator[tuple[str, _Rule]]:
+        """Every CEL rule reachable in the structural schema, with its schema path (``spec.rules[*]``)."""
+        yield from _rules_below(self.schema, "")
 
 
 def _has_own_checks(schema: dict) -> bool:
@@ -647,15 +749,15 @@ def _sub_schemas(schema: dict) -> Iterator[dict]:
             yield schema[key]
 
 
-def _rules_below(schema: dict, path: Path_) -> Iterator[tuple[Path_, _Rule]]:
+def _rules_below(schema: dict, path: str) -> Iterator[tuple[str, _Rule]]:
     for rule in _rules_of(schema):
-        yield path, rule
+        yield path or "<root>", rule
     for name, sub in schema.get("properties", {}).items():
-        yield from _rules_below(sub, (*path, name))
+        yield from _rules_below(sub, f"{path}.{name}" if path else name)
     if isinstance(schema.get("additionalProperties"), dict):
-        yield from _rules_below(schema["additionalProperties"], (*path, "*"))
+        yield from _rules_below(schema["additionalProperties"], f"{path}.*")
     if isinstance(schema.get("items"), dict):
-        yield from _rules_below(schema["items"], (*path, "[]"))
+        yield from _rules_below(schema["items"], f"{path}[*]")
 
 
 class CrdRegistry:
@@ -670,6 +772,7 @@ class CrdRegistry:
             raise FileNotFoundError(f"CRD folder {directory} not found (set {CRDS_DIR_ENV})")
         self.directory = directory
         self.engine = CelEngine()
+        self.problem_cache: dict[bytes, list[Problem] | None] = {}
         self._versions: dict[tuple[str, str, str], CrdVersion] = {}
         self._served: dict[tuple[str, str], list[str]] = {}
         self._unloaded: dict[str, list[Path]] = {}
@@ -706,13 +809,13 @@ class CrdRegistry:
                 problems.extend(self._rule_problem(crd, path, rule))
         return problems
 
-    def _rule_problem(self, crd: CrdVersion, path: Path_, rule: _Rule) -> list[str]:
+    def _rule_problem(self, crd: CrdVersion, path: str, rule: _Rule) -> list[str]:
         if rule.is_transition:
             return []
         try:
-            self.engine.program(rule.rule)
+            self.engine.compiled(rule.rule)
         except UnsupportedRuleError as exc:
-            where = f"{crd.kind} {crd.group}/{crd.version} {format_path(path)}"
+            where = f"{crd.kind} {crd.group}/{crd.version} {path}"
             return [f"{where}: cannot evaluate rule {rule.rule!r}: {exc}"]
         return []
 
@@ -740,13 +843,13 @@ class CrdRegistry:
 
 
 @functools.cache
-def _registry_for(directory: Path) -> CrdRegistry:
-    return CrdRegistry(directory)
+def _registry_for(directory: str) -> CrdRegistry:
+    return CrdRegistry(Path(directory))
 
 
 def default_registry() -> CrdRegistry:
     """The registry of ``crds_dir()``, loaded once per process and shared."""
-    return _registry_for(crds_dir().resolve())
+    return _registry_for(str(crds_dir()))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -931,16 +1034,12 @@ def validate(obj: dict, unknown_ok: Iterable[tuple[str, str]] = (), registry: Cr
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return _render(obj, [((), "apiVersion and kind must be strings")])
     registry = registry or default_registry()
-    group, version = _split_api_version(api_version)
-    crd = registry.lookup(group, version, kind)
-    if crd is not None:
-        return _render(obj, _crd_problems(obj, crd, registry.engine))
-    core = core_schemas().validator(api_version, kind)
-    if core is not None:
-        return _render(obj, _json_problems(core, obj) + metadata_problems(obj))
-    if (api_version, kind) in set(unknown_ok):
-        return []
-    return _render(obj, [((), _no_schema_message(registry, group, version, kind))])
+    problems = _cached_problems(obj, registry)
+    if problems is None:
+        if (api_version, kind) in set(unknown_ok):
+            return []
+        problems = [((), _no_schema_message(registry, api_version, kind))]
+    return _render(obj, problems)
 
 
 def validate_all(
@@ -951,22 +1050,49 @@ def validate_all(
     return [error for obj in objs for error in validate(obj, allowed, registry)]
 
 
-def _no_schema_message(registry: CrdRegistry, group: str, version: str, kind: str) -> str:
-    served = registry.served_versions(group, kind)
-    api_version = f"{group}/{version}" if group else version
+def _cached_problems(obj: dict, registry: CrdRegistry) -> list[Problem] | None:
+    """``_problems`` memoised by object content: tests validate the same rendered objects many times."""
+    try:
+        text = json.dumps(obj, sort_keys=True)
+    except (TypeError, ValueError):  # not plain JSON data: validate (and report) without caching
+        return _problems(obj, registry)
+    key = hashlib.blake2b(text.encode(), digest_size=16).digest()
+    cache = registry.problem_cache
+    if key not in cache:
+        if len(cache) >= _RESULT_CACHE_SIZE:
+            cache.clear()
+        cache[key] = _problems(obj, registry)
+    return cache[key]
+
+
+def _problems(obj: dict, registry: CrdRegistry) -> list[Problem] | None:
+    """Problems found with the object's CRD or core schema; None when there is neither."""
+    obj = _copy_json(obj)  # never modified by validation, and tuples checked as the arrays they serialize to
+    group, version = _split_api_version(obj["apiVersion"])
+    crd = registry.lookup(group, version, obj["kind"])
+    if crd is not None:
+        return _crd_problems(obj, crd, registry.engine)
+    core = core_schemas().validator(obj["apiVersion"], obj["kind"])
+    if core is not None:
+        return _json_problems(core, obj) + metadata_problems(obj)
+    return None
+
+
+def _no_schema_message(registry: CrdRegistry, api_version: str, kind: str) -> str:
+    served = registry.served_versions(_split_api_version(api_version)[0], kind)
     if served:
         return f"no schema for {api_version}/{kind}: the CRD serves only {', '.join(served)}"
     return f"no schema for {api_version}/{kind} (neither a CRD in {registry.directory} nor a core kind)"
 
 
 def _crd_problems(obj: dict, crd: CrdVersion, engine: CelEngine) -> list[Problem]:
-    defaulted = _copy_json(obj)
-    apply_defaults(defaulted, {**crd.schema, "properties": _without_metadata(crd.schema)})
-    problems = _json_problems(crd.validator, defaulted)
+    """Schema, metadata, CEL and list-type problems; ``obj`` is a private copy and gets defaulted in place."""
+    apply_defaults(obj, {**crd.schema, "properties": _without_metadata(crd.schema)})
+    problems = _json_problems(crd.validator, obj)
     problems += _json_problems(core_schemas().metadata_validator(), obj.get("metadata"), ("metadata",))
     problems += metadata_problems(obj, cluster_scoped=crd.scope == "Cluster")
-    walker = _RuleWalker(engine, crd.needs_walk)
-    walker.walk_root(defaulted, crd.schema)
+    walker = _RuleWalker(engine, crd)
+    walker.walk_root(obj, crd.schema)
     return problems + walker.problems
 
 
