@@ -226,7 +226,7 @@ def test_crds_dir_honours_the_environment_variable(monkeypatch: pytest.MonkeyPat
 
 def test_crds_dir_defaults_to_shared_next_to_the_repository(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(crdschema.CRDS_DIR_ENV, raising=False)
-    repo_root = Path(crdschema.__file__).resolve().parent.parent
+    repo_root = Path(crdschema.__file__).resolve().parents[2]  # maas/crdschema/__init__.py
     assert crdschema.crds_dir() == repo_root.parent / "shared" / "crds"
 
 

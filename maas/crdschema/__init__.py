@@ -1,0 +1,32 @@
+"""Validate rendered Kubernetes objects offline, the way the API server would.
+
+Custom resources are checked against the real CRDs in ``shared/crds`` (OpenAPI v3 schema, Kubernetes
+structural-schema extensions and every ``x-kubernetes-validations`` CEL rule); core kinds against the
+JSON schemas shipped by ``kubernetes-validate`` for a pinned Kubernetes version. Unknown fields are
+errors: the API server silently prunes them, which for a renderer always means a bug.
+
+Every error is one human-readable string ``"<Kind> <ns>/<name>: <json.path>: <message>"``.
+"""
+
+from .cel_engine import UnsupportedRuleError
+from .core import KUBERNETES_VERSION
+from .crd_version import CrdVersion
+from .errors import format_path
+from .object_problems import validate, validate_all
+from .registry import CRDS_DIR_ENV, CrdRegistry, crds_available, crds_dir, default_registry
+from .self_use import SelfUse
+
+__all__ = [
+    "CRDS_DIR_ENV",
+    "KUBERNETES_VERSION",
+    "CrdRegistry",
+    "CrdVersion",
+    "SelfUse",
+    "UnsupportedRuleError",
+    "crds_available",
+    "crds_dir",
+    "default_registry",
+    "format_path",
+    "validate",
+    "validate_all",
+]

@@ -1,0 +1,25 @@
+"""Bounded memo tables: tests validate the same rendered objects many times over."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Hashable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+RESULT_CACHE_SIZE = 200_000
+
+
+def digest(text: str) -> bytes:
+    """A short key for a (possibly large) JSON text."""
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+
+
+def memoised(cache: dict, key: Hashable, compute: Callable[[], T]) -> T:
+    """``cache[key]``, computed on a miss; a full cache is emptied rather than left to grow."""
+    if key not in cache:
+        if len(cache) >= RESULT_CACHE_SIZE:
+            cache.clear()
+        cache[key] = compute()
+    return cache[key]

@@ -1,0 +1,54 @@
+"""One served version of one CRD: its validator and per-schema-node lookups, built on first use."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .formats import format_checker
+from .openapi import crd_root_json_schema
+from .rules import Rule, rules_below, rules_of
+from .schema_nodes import sub_schemas
+from .validators import CrdJsonValidator
+
+
+@dataclass
+class CrdVersion:
+    group: str
+    version: str
+    kind: str
+    scope: str
+    schema: dict
+    _validator: Any = field(default=None, repr=False)
+    _walk_cache: dict[int, bool] = field(default_factory=dict, repr=False)
+    _rules_cache: dict[int, tuple[Rule, ...]] = field(default_factory=dict, repr=False)
+
+    @property
+    def validator(self) -> Any:
+        """JSON-schema validator of the whole object, built lazily (the big CRDs take a while to convert)."""
+        if self._validator is None:
+            self._validator = CrdJsonValidator(crd_root_json_schema(self.schema), format_checker=format_checker())
+        return self._validator
+
+    def needs_walk(self, schema: dict) -> bool:
+        """Whether a schema node or any descendant has CEL rules or list-type checks (prunes the walk)."""
+        key = id(schema)
+        if key not in self._walk_cache:
+            self._walk_cache[key] = _has_own_checks(schema) or any(self.needs_walk(sub) for sub in sub_schemas(schema))
+        return self._walk_cache[key]
+
+    def rules_at(self, schema: dict) -> tuple[Rule, ...]:
+        """The rules of one schema node that can be checked on create (transition rules left out)."""
+        key = id(schema)
+        if key not in self._rules_cache:
+            self._rules_cache[key] = tuple(rule for rule in rules_of(schema) if not rule.is_transition)
+        return self._rules_cache[key]
+
+    def rules(self) -> Iterator[tuple[str, Rule]]:
+        """Every CEL rule reachable in the structural schema, with its schema path."""
+        yield from rules_below(self.schema)
+
+
+def _has_own_checks(schema: dict) -> bool:
+    return bool(schema.get("x-kubernetes-validations")) or schema.get("x-kubernetes-list-type") in ("set", "map")

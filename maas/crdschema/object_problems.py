@@ -1,0 +1,85 @@
+"""The public checks: everything the API server would reject (or silently prune) in an object."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from .caching import digest, memoised
+from .cel_engine import CelEngine
+from .core import core_schemas, split_api_version
+from .crd_version import CrdVersion
+from .defaults import apply_defaults, copy_json
+from .errors import Problem, render_problems
+from .metadata import metadata_problems
+from .registry import CrdRegistry, default_registry
+from .rule_walker import rule_problems
+from .validators import json_problems
+
+
+def validate(obj: dict, unknown_ok: Iterable[tuple[str, str]] = (), registry: CrdRegistry | None = None) -> list[str]:
+    """All errors of one object; [] when valid.
+
+    ``unknown_ok`` lists (apiVersion, kind) pairs without any schema here (e.g. cert-manager
+    Certificate) that are accepted unchecked instead of reported as "no schema".
+    """
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return render_problems(obj, [((), "apiVersion and kind must be strings")])
+    registry = registry or default_registry()
+    problems = _cached_problems(obj, registry)
+    if problems is None:
+        if (api_version, kind) in set(unknown_ok):
+            return []
+        problems = [((), _no_schema_message(registry, api_version, kind))]
+    return render_problems(obj, problems)
+
+
+def validate_all(
+    objs: Iterable[dict], unknown_ok: Iterable[tuple[str, str]] = (), registry: CrdRegistry | None = None
+) -> list[str]:
+    """All errors of all objects, in order (see ``validate``)."""
+    allowed = set(unknown_ok)
+    return [error for obj in objs for error in validate(obj, allowed, registry)]
+
+
+def _cached_problems(obj: dict, registry: CrdRegistry) -> list[Problem] | None:
+    """``_problems`` memoised by object content: tests validate the same rendered objects many times."""
+    try:
+        text = json.dumps(obj, sort_keys=True)
+    except (TypeError, ValueError):  # not plain JSON data: validate (and report) without caching
+        return _problems(obj, registry)
+    return memoised(registry.problem_cache, digest(text), lambda: _problems(obj, registry))
+
+
+def _problems(obj: dict, registry: CrdRegistry) -> list[Problem] | None:
+    """Problems found with the object's CRD or core schema; None when there is neither."""
+    obj = copy_json(obj)  # never modified by validation, and tuples checked as the arrays they serialize to
+    group, version = split_api_version(obj["apiVersion"])
+    crd = registry.lookup(group, version, obj["kind"])
+    if crd is not None:
+        return _crd_problems(obj, crd, registry.engine)
+    core = core_schemas().validator(obj["apiVersion"], obj["kind"])
+    if core is not None:
+        return json_problems(core, obj) + metadata_problems(obj)
+    return None
+
+
+def _crd_problems(obj: dict, crd: CrdVersion, engine: CelEngine) -> list[Problem]:
+    """Schema, metadata, CEL and list-type problems; ``obj`` is a private copy and gets defaulted in place."""
+    apply_defaults(obj, {**crd.schema, "properties": _without_metadata(crd.schema)})
+    problems = json_problems(crd.validator, obj)
+    problems += json_problems(core_schemas().metadata_validator(), obj.get("metadata"), ("metadata",))
+    problems += metadata_problems(obj, cluster_scoped=crd.scope == "Cluster")
+    return problems + rule_problems(obj, crd, engine)
+
+
+def _without_metadata(schema: dict) -> dict:
+    return {k: v for k, v in schema.get("properties", {}).items() if k != "metadata"}
+
+
+def _no_schema_message(registry: CrdRegistry, api_version: str, kind: str) -> str:
+    served = registry.served_versions(split_api_version(api_version)[0], kind)
+    if served:
+        return f"no schema for {api_version}/{kind}: the CRD serves only {', '.join(served)}"
+    return f"no schema for {api_version}/{kind} (neither a CRD in {registry.directory} nor a core kind)"
