@@ -15,6 +15,22 @@ import celpy
 _ENVIRONMENT = celpy.Environment()
 
 
+def _split(text: celpy.celtypes.StringType, separator: celpy.celtypes.StringType) -> celpy.celtypes.ListType:
+    return celpy.celtypes.ListType([celpy.celtypes.StringType(part) for part in text.split(separator)])
+
+
+def _join(items: celpy.celtypes.ListType, separator: celpy.celtypes.StringType = "") -> celpy.celtypes.StringType:
+    return celpy.celtypes.StringType(separator.join(items))
+
+
+def _replace(text: celpy.celtypes.StringType, old: str, new: str, count: int = -1) -> celpy.celtypes.StringType:
+    return celpy.celtypes.StringType(text.replace(old, new, int(count)))
+
+
+# The cel-go strings extension functions our policies use; Authorino and the wasm-shim enable that extension.
+STRING_EXTENSIONS = {"split": _split, "join": _join, "replace": _replace}
+
+
 class CelError(Exception):
     """The expression does not compile, or its evaluation failed (for example a missing attribute)."""
 
@@ -22,7 +38,7 @@ class CelError(Exception):
 @lru_cache(maxsize=4096)
 def _program(expression: str) -> celpy.Runner:
     try:
-        return _ENVIRONMENT.program(_ENVIRONMENT.compile(expression))
+        return _ENVIRONMENT.program(_ENVIRONMENT.compile(expression), functions=STRING_EXTENSIONS)
     except celpy.CELParseError as error:
         raise CelError(f"cannot compile {expression!r}: {error}") from error
 

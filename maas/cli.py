@@ -55,7 +55,7 @@ def _render(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_INVALID
-    objects = rendering.objects()
+    objects = rendering.objects() + rendering.statuses()
     if args.out:
         _write_files(objects, args.out, args.format)
     else:

@@ -10,8 +10,10 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from . import naming
 from .config import PlatformConfig
-from .desired import Desired, Owner, Plan
+from .desired import Desired, Owner, Plan, object_identity
+from .status_provider import StatusPatch, status_inputs
 
 COMPONENT_TYPE = "maas:index:{kind}"
 
@@ -31,20 +33,52 @@ class KubernetesObject(pulumi.CustomResource):
 class OwnerComponent(pulumi.ComponentResource):
     """A tenant, a model or the shared platform: the parent of the objects it owns, so they go together."""
 
-    def __init__(self, owner: Owner, provider: k8s.Provider) -> None:
+    def __init__(self, owner: Owner) -> None:
         super().__init__(COMPONENT_TYPE.format(kind=owner.kind), owner.name, None)
-        for desired in owner.objects:
-            KubernetesObject(desired, _options(desired, self, provider))
-        self.register_outputs(owner.outputs)
+        self.owner = owner
 
 
-def _options(desired: Desired, parent: pulumi.Resource, provider: k8s.Provider) -> pulumi.ResourceOptions:
-    return pulumi.ResourceOptions(
-        parent=parent,
-        provider=provider,
-        retain_on_delete=desired.retain_on_delete or None,
-        ignore_changes=list(desired.ignore_changes) or None,
-    )
+class _Registrar:
+    """Registers objects under their components; objects with `depends_on` after the objects they wait for."""
+
+    def __init__(self, provider: k8s.Provider, platform: PlatformConfig) -> None:
+        self.provider = provider
+        options = platform.kubernetes
+        self.connection = {k: v for k, v in (("kubeconfig", options.kubeconfig), ("context", options.context)) if v}
+        self.registered: dict[str, pulumi.Resource] = {}
+
+    def register_all(self, components: list[OwnerComponent]) -> None:
+        pending = [(d, c) for c in components for d in c.owner.objects]
+        while pending:
+            ready = [(d, c) for d, c in pending if all(i in self.registered for i in d.depends_on)]
+            if not ready:
+                raise ValueError(f"dependency cycle or unknown dependency among {[d.identity for d, _ in pending]}")
+            for desired, component in ready:
+                self.registered[desired.identity] = self._register(desired, component)
+            pending = [(d, c) for d, c in pending if d.identity not in self.registered]
+
+    def _register(self, desired: Desired, parent: OwnerComponent) -> pulumi.Resource:
+        depends_on = [self.registered[i] for i in desired.depends_on] or None
+        if desired.subresource == "status":
+            return StatusPatch(
+                desired.logical_name,
+                status_inputs(desired.body, naming.STATUS_RESOURCES[desired.kind], self.connection, self._uid(desired)),
+                pulumi.ResourceOptions(parent=parent, depends_on=depends_on),
+            )
+        options = pulumi.ResourceOptions(
+            parent=parent,
+            provider=self.provider,
+            depends_on=depends_on,
+            retain_on_delete=desired.retain_on_delete or None,
+            ignore_changes=list(desired.ignore_changes) or None,
+        )
+        return KubernetesObject(desired, options)
+
+    def _uid(self, desired: Desired) -> pulumi.Output | None:
+        """The target's uid: a re-created object (new uid, empty status) gets its status written again."""
+        target = self.registered.get(object_identity(desired.kind, desired.namespace, desired.name))
+        metadata = getattr(target, "metadata", None)
+        return None if metadata is None else metadata.apply(lambda m: (m or {}).get("uid"))
 
 
 def kubernetes_provider(platform: PlatformConfig) -> k8s.Provider:
@@ -61,9 +95,10 @@ def kubernetes_provider(platform: PlatformConfig) -> k8s.Provider:
 
 
 def deploy(plan: Plan, platform: PlatformConfig) -> None:
-    provider = kubernetes_provider(platform)
-    for owner in plan.owners:
-        OwnerComponent(owner, provider)
+    components = [OwnerComponent(owner) for owner in plan.owners]
+    _Registrar(kubernetes_provider(platform), platform).register_all(components)
+    for component in components:
+        component.register_outputs(component.owner.outputs)
     for warning in plan.warnings:
         pulumi.log.warn(warning)
     for name, value in plan.outputs.items():

@@ -14,11 +14,18 @@ from . import naming
 
 @dataclass(frozen=True)
 class Desired:
-    """One object to register. `ignore_changes` and `retain_on_delete` map to the Pulumi resource options."""
+    """One object to register. `ignore_changes` and `retain_on_delete` map to the Pulumi resource options.
+
+    `depends_on` lists identities (`object_identity`) of objects that must be applied first; identities the plan
+    does not register are dropped by `Plan.resolve_dependencies`. `subresource: "status"` makes the body (identity
+    plus `status`) a status write to an object registered elsewhere instead of an object of its own.
+    """
 
     body: dict[str, Any]
     retain_on_delete: bool = False
     ignore_changes: tuple[str, ...] = ()
+    depends_on: tuple[str, ...] = ()
+    subresource: str | None = None
 
     @property
     def api_version(self) -> str:
@@ -39,11 +46,22 @@ class Desired:
     @property
     def logical_name(self) -> str:
         """Stable Pulumi name: from the object's identity, never from a list position."""
-        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+        base = f"{self.namespace}/{self.name}" if self.namespace else self.name
+        return f"{self.kind}/{self.subresource}/{base}" if self.subresource else base
+
+    @property
+    def identity(self) -> str:
+        own = object_identity(self.kind, self.namespace, self.name)
+        return f"{own}/{self.subresource}" if self.subresource else own
 
     def unmanaged(self) -> Desired:
         """Pulumi neither overwrites nor deletes the object (the upstream `opendatahub.io/managed: "false"`)."""
         return replace(self, retain_on_delete=True, ignore_changes=tuple(sorted(self.body)))
+
+
+def object_identity(kind: str, namespace: str | None, name: str) -> str:
+    """`Kind:namespace/name` (or `Kind:name`): what `Desired.depends_on` refers to."""
+    return f"{kind}:{namespace}/{name}" if namespace else f"{kind}:{name}"
 
 
 def k8s_object(
@@ -103,6 +121,15 @@ class Plan:
 
     def objects(self) -> list[Desired]:
         return [obj for owner in self.owners for obj in owner.objects]
+
+    def resolve_dependencies(self) -> None:
+        """Keep only dependencies on objects this plan registers, sorted (another concern may not produce one)."""
+        known = {obj.identity for obj in self.objects()}
+        for owner in self.owners:
+            owner.objects = [
+                replace(obj, depends_on=tuple(sorted(set(obj.depends_on) & known))) if obj.depends_on else obj
+                for obj in owner.objects
+            ]
 
 
 def annotate_unmanaged_by_controller(body: dict[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,8 @@ controller to this program.
 
 from __future__ import annotations
 
+import hashlib
+
 DEFAULT_TENANT = "models-as-a-service"
 TENANT_NAMESPACE_PREFIX = "ai-tenant-"
 
@@ -26,6 +28,23 @@ TENANT_NAMESPACE_LABEL = "maas.opendatahub.io/tenant-namespace"
 SUBSCRIPTIONS_ANNOTATION = "maas.opendatahub.io/subscriptions"
 AUTH_POLICIES_ANNOTATION = "maas.opendatahub.io/auth-policies"
 CONTROLLER_MANAGED_ANNOTATION = "opendatahub.io/managed"
+
+# ------------------------------------------------------------------ models and the MaaS resources maas-api reads
+
+MAAS_API_VERSION = "maas.opendatahub.io/v1alpha1"
+HTTPROUTE_API_VERSION = "gateway.networking.k8s.io/v1"
+ISTIO_NETWORKING_API_VERSION = "networking.istio.io/v1"
+EXTERNAL_MODEL_LABEL = "maas.opendatahub.io/external-model"
+EXTERNAL_PORT_ANNOTATION = "maas.opendatahub.io/port"
+EXTERNAL_TLS_ANNOTATION = "maas.opendatahub.io/tls"
+UNLIMITED_MODELS_ANNOTATION = "maas.opendatahub.io/unlimited-model-refs"
+MODEL_NAME_HEADER = "X-Gateway-Model-Name"
+# Kinds whose status this program writes, with their API resource (plural) for the `/status` subresource.
+STATUS_RESOURCES = {
+    "MaaSModelRef": "maasmodelrefs",
+    "MaaSSubscription": "maassubscriptions",
+    "MaaSAuthPolicy": "maasauthpolicies",
+}
 
 
 def tenant_namespace(tenant: str) -> str:
@@ -50,8 +69,22 @@ def llmisvc_route_name(backend: str) -> str:
     return f"{backend}-kserve-route"
 
 
-def external_model_route_name(model: str) -> str:
-    return f"maas-{model}"
+EXTERNAL_MODEL_PREFIX = "maas-"
+KUBERNETES_NAME_MAX = 253
+
+
+def external_model_route_name(external_model: str) -> str:
+    """Upstream `modelnaming.ExternalModelResourceName`: every child of ExternalModel `{name}` is `maas-{name}`.
+
+    Over 253 characters the name is trimmed and suffixed with the first 8 hex characters of its SHA-256.
+    """
+    name = EXTERNAL_MODEL_PREFIX + external_model
+    if len(name) <= KUBERNETES_NAME_MAX:
+        return name
+    digest = hashlib.sha256(external_model.encode("utf-8")).hexdigest()[:8]
+    budget = KUBERNETES_NAME_MAX - len(EXTERNAL_MODEL_PREFIX) - len(digest) - 1
+    trimmed = external_model[:budget].strip("-.") or digest
+    return f"{EXTERNAL_MODEL_PREFIX}{trimmed}-{digest}"
 
 
 def model_labels(model: str, model_namespace: str, part_of: str, component: str) -> dict[str, str]:
@@ -63,3 +96,108 @@ def model_labels(model: str, model_namespace: str, part_of: str, component: str)
         PART_OF: part_of,
         COMPONENT: component,
     }
+
+
+def gateway_auth_policy_name(gateway: str, default_gateway: str) -> str:
+    """The platform's default Gateway keeps the upstream name; every other Gateway gets its own."""
+    return "maas-gateway-auth" if gateway == default_gateway else f"{gateway}-maas-auth"
+
+
+def gateway_default_deny_name(tenant: str) -> str:
+    return for_tenant("gateway-default-deny", tenant)
+
+
+# ------------------------------------------------------------------------------- tenant platform (upstream §4.4)
+
+MODELSASSERVICE_LABEL = "app.opendatahub.io/modelsasservice"
+APP_NAME = "app.kubernetes.io/name"
+TENANT_INSTANCE_LABEL = "maas.opendatahub.io/tenant-instance"
+AITENANT_LABEL = "ai-gateway.opendatahub.io/tenant"
+MANAGED_BY_AITENANT_LABEL = "maas.opendatahub.io/managed-by-aitenant"
+GATEWAY_ACCESS_LABEL = "maas.opendatahub.io/gateway-access"
+GENERATED_NAMESPACE_LABEL = "opendatahub.io/generated-namespace"
+GATEWAY_NAME_LABEL = "gateway.networking.k8s.io/gateway-name"
+PLATFORM_PART_OF = "models-as-a-service"
+OBSERVABILITY_PART_OF = "maas-observability"
+
+TENANT_CONFIG_NAME = "default-tenant"
+MAAS_API = "maas-api"
+MAAS_API_CLEANUP = "maas-api-cleanup"
+MAAS_API_PORT = 8443
+# The paths the maas-api HTTPRoute serves, one rule each in this order (the payload-processing EnvoyFilter
+# addresses the rules by index; the gateway default-deny policy exempts the same paths).
+MAAS_API_PATHS = ("/v1/models", "/v1/subscriptions", "/v1/api-keys", "/maas-api")
+PAYLOAD_PROCESSING = "payload-processing"
+PAYLOAD_PRE_PROCESSING = "payload-pre-processing"
+PAYLOAD_PROCESSING_READER = "payload-processing-reader"
+SERVICE_CA_CONFIGMAP = "openshift-service-ca.crt"
+
+PAYLOAD_PROCESSING_TYPE_ANNOTATION = "maas.opendatahub.io/payload-processing-type"
+FORCE_MIGRATION_ANNOTATION = "maas.opendatahub.io/force-payload-processing-migration"
+SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
+
+
+def for_tenant(base: str, tenant: str) -> str:
+    """Upstream `resourceNameForTenant`: the default tenant keeps the base name, others get `-{tenant}`."""
+    return base if tenant == DEFAULT_TENANT else f"{base}-{tenant}"
+
+
+def maas_api_name(tenant: str) -> str:
+    return for_tenant(MAAS_API, tenant)
+
+
+def maas_api_url(tenant: str, infra_namespace: str) -> str:
+    """The tenant's maas-api inside the cluster (what the gateway AuthPolicy and the cleanup job call)."""
+    return f"https://{maas_api_name(tenant)}.{infra_namespace}.svc.cluster.local:{MAAS_API_PORT}"
+
+
+def maas_api_route_name(tenant: str) -> str:
+    return for_tenant("maas-api-route", tenant)
+
+
+def tenant_admin_role_name(tenant: str) -> str:
+    """`aitenant-{name}-tenant-admin`, at most 63 characters (tenant names are at most 41, so it always fits)."""
+    return f"aitenant-{tenant}-tenant-admin"
+
+
+def bounded(name: str, limit: int) -> str:
+    """`name` if it fits, else truncated with `-{8 hex of its sha256}` (the upstream bounding) so it stays unique.
+
+    Only long tenant names reach this: a CronJob name may have 52 characters, a Service name or label value 63.
+    """
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return f"{name[: limit - 9].rstrip('-')}-{digest}"
+
+
+def aitenant_labels(tenant: str) -> dict[str, str]:
+    """What the upstream AITenant reconciler stamps on the tenant namespace, its config and its Role (§3.2)."""
+    return {
+        MANAGED_BY: MANAGER,
+        PART_OF: "modelsasservice",
+        MANAGED_BY_AITENANT_LABEL: "true",
+        AITENANT_LABEL: tenant,
+        TENANT_NAME_LABEL: tenant,
+        TENANT_NAMESPACE_LABEL: tenant_namespace(tenant),
+        GATEWAY_ACCESS_LABEL: "true",
+    }
+
+
+def tenant_labels(tenant: str) -> dict[str, str]:
+    """Tracking labels every object of a tenant carries (upstream §5), with this program as the manager."""
+    return {
+        MANAGED_BY: MANAGER,
+        TENANT_NAME_LABEL: tenant,
+        TENANT_NAMESPACE_LABEL: tenant_namespace(tenant),
+    }
+
+
+def maas_api_selector() -> dict[str, str]:
+    """The labels every tenant's maas-api pods share (upstream selector; NetworkPolicies match on it too)."""
+    return {APP_NAME: MAAS_API, COMPONENT: "api", PART_OF: PLATFORM_PART_OF}
+
+
+def platform_labels() -> dict[str, str]:
+    """Labels of the platform objects (the upstream kustomize labels), with this program as the manager."""
+    return {**maas_api_selector(), MANAGED_BY: MANAGER, MODELSASSERVICE_LABEL: "true"}

@@ -10,9 +10,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import naming
+from .access import add_access_control
 from .config import MaasConfig, TenantConfig
 from .desired import Desired, Plan, annotate_unmanaged_by_controller
+from .models import external_model_objects
 from .ratelimit import plan_rate_limits
+from .readiness import skip_await_on_custom_resources
+from .resources import Publication, publish
+from .tenants import add_tenants, apply_management_states
 
 
 def build_plan(config: MaasConfig) -> Plan:
@@ -20,10 +25,38 @@ def build_plan(config: MaasConfig) -> Plan:
     for tenant in config.tenants:
         plan.owner("Tenant", tenant.name).outputs = _tenant_outputs(config, tenant)
     _add_rate_limits(config, plan)
+    publication = _add_models(config, plan)
+    add_access_control(config, plan)
+    add_tenants(config, plan)
+    apply_management_states(config, plan)
     _apply_unmanaged(config, plan)
     if config.platform.controllerMode == "coexist":
         _hand_over_from_controller(plan)
+    if not config.platform.awaitCustomResources:
+        skip_await_on_custom_resources(plan)
+    _add_statuses(publication, plan)
     return plan
+
+
+def _add_models(config: MaasConfig, plan: Plan) -> Publication:
+    """ExternalModel routing and the MaaS CRs maas-api reads, with their stack outputs; statuses come last."""
+    for model in config.models:
+        if model.modelRef.kind == "ExternalModel":
+            plan.add("Model", model.key, *(Desired(body) for body in external_model_objects(config, model)))
+    publication = publish(config)
+    for (kind, name), bodies in publication.objects.items():
+        plan.add(kind, name, *(Desired(body) for body in bodies))
+    for (kind, name), outputs in publication.outputs.items():
+        plan.owner(kind, name).outputs.update(outputs)
+    plan.warnings.extend(publication.warnings)
+    return publication
+
+
+def _add_statuses(publication: Publication, plan: Plan) -> None:
+    """After every other rule (a status write is neither annotated nor unmanaged), waiting for what it describes."""
+    for (kind, name), statuses in publication.statuses.items():
+        plan.add(kind, name, *statuses)
+    plan.resolve_dependencies()
 
 
 def _tenant_outputs(config: MaasConfig, tenant: TenantConfig) -> dict:

@@ -17,6 +17,9 @@ from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.sync_await import _sync_await
 
 from .desired import Plan
+from .status_provider import rendered_status
+
+STATUS_TYPE = "pulumi-python:dynamic:Resource"
 
 PROJECT = "maas"
 
@@ -34,6 +37,7 @@ class Registration:
     retain_on_delete: bool
     ignore_changes: tuple[str, ...]
     provider: str
+    dependencies: tuple[str, ...] = ()
 
     @property
     def is_kubernetes_object(self) -> bool:
@@ -50,6 +54,11 @@ class Rendering:
     def objects(self) -> list[dict[str, Any]]:
         """The Kubernetes objects registered, in a stable order (kind, namespace, name), keys canonical."""
         bodies = [canonical(r.inputs) for r in self.registrations if r.is_kubernetes_object]
+        return sorted(bodies, key=object_sort_key)
+
+    def statuses(self) -> list[dict[str, Any]]:
+        """The status writes registered (kind `{Kind}Status`, see `status_provider.rendered_status`), stable order."""
+        bodies = [canonical(rendered_status(r.inputs)) for r in self.registrations if r.type == STATUS_TYPE]
         return sorted(bodies, key=object_sort_key)
 
 
@@ -117,6 +126,7 @@ def _registration(request, urn: str) -> Registration:
         retain_on_delete=request.retainOnDelete,
         ignore_changes=tuple(request.ignoreChanges),
         provider=request.provider,
+        dependencies=tuple(sorted(request.dependencies)),
     )
 
 

@@ -49,3 +49,15 @@ def dev_raw_static() -> dict[str, Any]:
     """The dev stack's raw configuration for tests that only read it (hypothesis needs a session fixture)."""
     raw, _ = raw_from_stack_file(DEV_STACK)
     return raw
+
+
+def owned(rendering: Rendering, component_kind: str, component_name: str) -> dict[tuple[str, str], Any]:
+    """Registrations of the Kubernetes objects one component owns, keyed by (kind, logical name)."""
+    component = next(
+        r for r in rendering.registrations if r.type == f"maas:index:{component_kind}" and r.name == component_name
+    )
+    return {
+        (r.inputs["kind"], r.name): r
+        for r in rendering.registrations
+        if r.is_kubernetes_object and r.parent == component.urn
+    }

@@ -43,6 +43,7 @@ CAPABILITIES_ANNOTATION = "opendatahub.io/model-capabilities"
 class GatewayRef(Strict):
     name: DnsLabel = "maas-default-gateway"
     namespace: DnsLabel = "openshift-ingress"
+    hostname: Fqdn | None = None  # the Gateway's listener hostname: model endpoints when a route has none
 
 
 class CacheTTLs(Strict):
@@ -76,6 +77,7 @@ class PlatformConfig(Strict):
     exemptModelDiscovery: StrictBool = True
     usageMetricsDashboard: StrictBool = False
     controllerMode: Literal["absent", "coexist"] = "absent"
+    awaitCustomResources: StrictBool = False
     kubernetes: KubernetesProvider = KubernetesProvider()
 
     @field_validator("monitoringNamespace")
@@ -92,7 +94,8 @@ class PlatformConfig(Strict):
 
 
 class TenantGateway(Strict):
-    name: DnsLabel
+    name: DnsLabel | None = None
+    hostname: Fqdn | None = None  # listener hostname of this tenant's Gateway (model endpoints)
 
 
 class Oidc(Strict):
@@ -169,9 +172,15 @@ class TenantConfig(Strict):
 
     def gateway_name(self, platform: PlatformConfig) -> str:
         """The default tenant serves on the platform Gateway; every other tenant on a Gateway named after it."""
-        if self.gateway is not None:
+        if self.gateway is not None and self.gateway.name is not None:
             return self.gateway.name
         return platform.gateway.name if self.is_default else self.name
+
+    def gateway_hostname(self, platform: PlatformConfig) -> str | None:
+        """The tenant's own `gateway.hostname`, else the platform's when the tenant serves on the platform Gateway."""
+        if self.gateway is not None and self.gateway.hostname is not None:
+            return self.gateway.hostname
+        return platform.gateway.hostname if self.gateway_name(platform) == platform.gateway.name else None
 
 
 # ------------------------------------------------------------------------------------------------------ models
@@ -235,7 +244,24 @@ class ModelConfig(Strict):
             raise ValueError("modelRef.kind is ExternalModel, so 'external' is required; add the external provider")
         if self.modelRef.kind != "ExternalModel" and self.external is not None:
             raise ValueError(f"'external' is only for modelRef.kind ExternalModel (this model is {self.modelRef.kind})")
+        if self.modelRef.kind == "ExternalModel":
+            self._check_external_names()
         return self
+
+    def _check_external_names(self) -> None:
+        """The program creates the ExternalModel's HTTPRoute and Service `maas-{modelRef.name}` itself."""
+        if self.route.name is not None or self.route.namespace is not None:
+            raise ValueError(
+                "route.name and route.namespace are only for LLMInferenceService; an ExternalModel's HTTPRoute is "
+                f"created as {naming.external_model_route_name(self.modelRef.name)} in the model namespace "
+                "(route.hostnames is allowed)"
+            )
+        service = naming.external_model_route_name(self.modelRef.name)
+        if len(service) > 63 or not DNS_LABEL.match(self.modelRef.name):
+            raise ValueError(
+                f"modelRef.name '{self.modelRef.name}' would name the ExternalName Service '{service}', which must "
+                "be a DNS label of at most 63 characters; use a lowercase name of at most 58 characters"
+            )
 
     @property
     def key(self) -> str:
@@ -247,7 +273,7 @@ class ModelConfig(Strict):
             return self.route.name
         if self.modelRef.kind == "LLMInferenceService":
             return naming.llmisvc_route_name(self.modelRef.name)
-        return naming.external_model_route_name(self.name)
+        return naming.external_model_route_name(self.modelRef.name)
 
     @property
     def route_namespace(self) -> str:

@@ -1,0 +1,342 @@
+"""The MaaS custom resources maas-api reads, and the status this program publishes for them.
+
+maas-api lists a model only when `MaaSModelRef.status.phase` is `Ready` and selects a subscription only when
+`MaaSSubscription.status.phase` is `Active` or `Degraded` (`upstream-platform.md` section 9). Without a
+maas-controller nobody else writes that status, so with `controllerMode: absent` the program computes it from the
+configuration (the phase rules of seed 004 and `upstream-policies.md` 3.4) and writes it after the policies it
+describes. Conditions carry no `lastTransitionTime` here: the status writer stamps it, so renders stay stable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import naming
+from .config import AuthPolicyConfig, MaasConfig, ModelConfig, SubscriptionConfig
+from .config.schema import Metadata, ModelKey, Subjects
+from .desired import Desired, k8s_object, object_identity
+from .models import discovered_endpoint, model_details, route_of
+from .ratelimit import rate_set
+
+OwnerKey = tuple[str, str]
+# An unlimited model reference has no rates; the CRD requires at least one, so the CR carries the largest rate it
+# admits (informational: maas-api only displays and orders by it; the TokenRateLimitPolicy enforces `unlimited`).
+UNLIMITED_RATE = {"limit": 1_000_000_000, "window": "1s"}
+NOT_OBSERVED = (
+    "not observed: Pulumi publishes this status from configuration at `pulumi up` and does not watch the backend"
+)
+
+
+@dataclass
+class Publication:
+    """What `plan.py` places under owners: objects, statuses (written last) and per-owner stack outputs."""
+
+    objects: dict[OwnerKey, list[dict[str, Any]]] = field(default_factory=dict)
+    statuses: dict[OwnerKey, list[Desired]] = field(default_factory=dict)
+    outputs: dict[OwnerKey, dict[str, Any]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def publish(config: MaasConfig) -> Publication:
+    """The MaaS CRs of every model, auth policy and subscription, with their status unless something else keeps it.
+
+    `coexist`: a running maas-controller keeps the status. `renderYamlToDirectory`: nothing talks to a cluster.
+    """
+    with_status = (
+        config.platform.controllerMode == "absent" and config.platform.kubernetes.renderYamlToDirectory is None
+    )
+    governed = _governed_models(config)
+    result = Publication()
+    for model in sorted(config.models, key=lambda m: m.key):
+        owner = ("Model", model.key)
+        body, status = model_ref(model), model_status(config, model, governed.get(model.key, set()))
+        result.objects[owner] = [body]
+        result.outputs[owner] = _model_outputs(model, status)
+        if with_status:
+            result.statuses[owner] = [_status_desired(body, status, _model_dependencies(config, model))]
+        if status["endpoint"] == "" and status["phase"] == "Ready":
+            result.warnings.append(_no_endpoint_warning(model))
+    for policy in sorted(config.authPolicies, key=lambda p: p.key):
+        owner = ("AuthPolicy", policy.key)
+        body, status = maas_auth_policy(policy), auth_policy_status(config, policy)
+        result.objects[owner] = [body]
+        result.outputs[owner] = {"phase": status["phase"]}
+        if with_status:
+            result.statuses[owner] = [_status_desired(body, status, _auth_policy_dependencies(config, policy))]
+    for subscription in sorted(config.subscriptions, key=lambda s: s.key):
+        owner = ("Subscription", subscription.key)
+        body, status = maas_subscription(subscription), subscription_status(config, subscription)
+        result.objects[owner] = [body]
+        result.outputs[owner] = {"phase": status["phase"], "rateLimitIdentity": subscription.rateLimitIdentity}
+        if with_status:
+            dependencies = _subscription_dependencies(config, subscription)
+            result.statuses[owner] = [_status_desired(body, status, dependencies)]
+    return result
+
+
+# ------------------------------------------------------------------------------------------------ the CRs
+
+
+def model_ref(model: ModelConfig) -> dict[str, Any]:
+    """MaaSModelRef in the model namespace; `tenantRef` names a non-default tenant (the CRD field upstream reads)."""
+    spec: dict[str, Any] = {"modelRef": {"kind": model.modelRef.kind, "name": model.modelRef.name}}
+    if model.endpointOverride is not None:
+        spec["endpointOverride"] = model.endpointOverride
+    if model.tenant != naming.DEFAULT_TENANT:
+        spec["tenantRef"] = model.tenant
+    return _maas_object("MaaSModelRef", model.name, model.namespace, model.tenant, model.annotations, spec)
+
+
+def maas_auth_policy(policy: AuthPolicyConfig) -> dict[str, Any]:
+    spec: dict[str, Any] = {"modelRefs": _model_refs(policy.modelRefs), "subjects": _subjects(policy.subjects)}
+    if policy.meteringMetadata is not None:
+        spec["meteringMetadata"] = _metadata(policy.meteringMetadata)
+    tenant = _tenant_of_namespace(policy.namespace)
+    return _maas_object("MaaSAuthPolicy", policy.name, policy.namespace, tenant, policy.annotations, spec)
+
+
+def maas_subscription(subscription: SubscriptionConfig) -> dict[str, Any]:
+    """The mirror CRD has no `unlimited` and no `rateLimitIdentity`: unlimited references carry `UNLIMITED_RATE`
+    and are listed in an annotation; the identity is published in the status, where maas-api reads it."""
+    refs = sorted(subscription.modelRefs, key=lambda r: (r.namespace, r.name))
+    model_refs = []
+    for ref in refs:
+        entry: dict[str, Any] = {"name": ref.name, "namespace": ref.namespace}
+        rates = rate_set((r.limit, r.window) for r in ref.tokenRateLimits)
+        entry["tokenRateLimits"] = [UNLIMITED_RATE] if ref.unlimited else [{"limit": n, "window": w} for n, w in rates]
+        if ref.billingRate is not None:
+            entry["billingRate"] = {"perToken": ref.billingRate.perToken}
+        model_refs.append(entry)
+    spec: dict[str, Any] = {
+        "owner": _subjects(subscription.owner),
+        "modelRefs": model_refs,
+        "priority": subscription.priority,
+    }
+    if subscription.tokenMetadata is not None:
+        spec["tokenMetadata"] = _metadata(subscription.tokenMetadata)
+    annotations = dict(subscription.annotations)
+    unlimited = [naming.qualified(r.namespace, r.name) for r in refs if r.unlimited]
+    if unlimited:
+        annotations[naming.UNLIMITED_MODELS_ANNOTATION] = ",".join(unlimited)
+    tenant = _tenant_of_namespace(subscription.namespace)
+    return _maas_object("MaaSSubscription", subscription.name, subscription.namespace, tenant, annotations, spec)
+
+
+def _maas_object(kind: str, name: str, namespace: str, tenant: str, annotations: dict, spec: dict) -> dict[str, Any]:
+    return k8s_object(
+        naming.MAAS_API_VERSION,
+        kind,
+        name,
+        namespace,
+        labels=naming.tenant_labels(tenant),
+        annotations=dict(sorted(annotations.items())),
+        spec=spec,
+    )
+
+
+def _tenant_of_namespace(namespace: str) -> str:
+    """Auth policies and subscriptions live in their tenant's namespace (checked by the configuration)."""
+    return namespace.removeprefix(naming.TENANT_NAMESPACE_PREFIX)
+
+
+def _model_refs(refs: Iterable[ModelKey]) -> list[dict[str, str]]:
+    return [{"name": r.name, "namespace": r.namespace} for r in sorted(refs, key=lambda r: (r.namespace, r.name))]
+
+
+def _subjects(subjects: Subjects) -> dict[str, list]:
+    """Both lists always present: the CRD's CEL rule reads `size(self.groups)` and `size(self.users)`."""
+    return {
+        "groups": [{"name": name} for name in sorted({g.name for g in subjects.groups})],
+        "users": sorted(set(subjects.users)),
+    }
+
+
+def _metadata(metadata: Metadata) -> dict[str, Any]:
+    fields = {"organizationId": metadata.organizationId, "costCenter": metadata.costCenter}
+    result: dict[str, Any] = {key: value for key, value in fields.items() if value is not None}
+    if metadata.labels:
+        result["labels"] = dict(sorted(metadata.labels.items()))
+    return result
+
+
+# ------------------------------------------------------------------------------------------------ statuses
+
+
+def condition(type_: str, status: str, reason: str, message: str) -> dict[str, str]:
+    return {"type": type_, "status": status, "reason": reason, "message": message}
+
+
+def _governed_models(config: MaasConfig) -> dict[str, set[str]]:
+    """Per model key, which of `subscription` and `authPolicy` reference it (seed 004 governance)."""
+    governed: dict[str, set[str]] = {}
+    for what, entries in (("subscription", config.subscriptions), ("authPolicy", config.authPolicies)):
+        for entry in entries:
+            for ref in entry.modelRefs:
+                governed.setdefault(ref.key, set()).add(what)
+    return governed
+
+
+def model_status(config: MaasConfig, model: ModelConfig, governed_by: set[str]) -> dict[str, Any]:
+    """`Ready` when a subscription and an auth policy both reference the model, else `Pending` with no endpoint.
+
+    `endpointOverride` only replaces the endpoint of a `Ready` model; it never makes a model `Ready`.
+    """
+    route = route_of(config, model)
+    ready = governed_by == {"subscription", "authPolicy"}
+    endpoint = (model.endpointOverride or discovered_endpoint(config, model) or "") if ready else ""
+    status: dict[str, Any] = {
+        "phase": "Ready" if ready else "Pending",
+        "endpoint": endpoint,
+        "httpRouteName": route.name,
+        "httpRouteNamespace": route.namespace,
+        "httpRouteGatewayName": route.gateway_name,
+        "httpRouteGatewayNamespace": route.gateway_namespace,
+        "httpRouteHostnames": list(route.hostnames),
+        "conditions": [
+            _governance_condition(governed_by),
+            condition("Ready", "True", "Reconciled", "governed; published by Pulumi")
+            if ready
+            else condition("Ready", "False", "BackendNotReady", "waiting for a subscription and an auth policy"),
+            condition("RuntimeReady", "Unknown", "NotObserved", NOT_OBSERVED),
+        ],
+    }
+    if model.modelRef.kind == "ExternalModel":
+        status["resolvedModelAlias"] = model.modelRef.name
+    return status
+
+
+def _governance_condition(governed_by: set[str]) -> dict[str, str]:
+    missing = sorted({"subscription", "authPolicy"} - governed_by)
+    if not missing:
+        return condition("GovernanceAttached", "True", "GovernancePaired", "a subscription and an auth policy apply")
+    names = " and ".join(f"maas:{what}s" for what in missing)
+    return condition("GovernanceAttached", "False", "NoPairingFound", f"no entry of {names} references this model")
+
+
+def _references_status(config: MaasConfig, refs: Iterable[ModelKey]) -> tuple[str, dict[str, str], list]:
+    """Phase, Ready condition and per-reference entries of a subscription or auth policy (upstream vector 11)."""
+    known = {m.key for m in config.models}
+    refs = sorted(refs, key=lambda r: (r.namespace, r.name))
+    missing = [r.key for r in refs if r.key not in known]
+    entries = []
+    for ref in refs:
+        entry: dict[str, Any] = {"name": ref.name, "namespace": ref.namespace, "ready": ref.key in known}
+        entry["reason"] = "Valid" if ref.key in known else "NotFound"
+        if ref.key not in known:
+            entry["message"] = f"model {ref.key} is not in maas:models"
+        entries.append(entry)
+    if not missing:
+        return "Active", condition("Ready", "True", "Reconciled", "all referenced models exist"), entries
+    text = f"models not in maas:models: {', '.join(missing)}"
+    if len(missing) < len(refs):
+        return "Degraded", condition("Ready", "False", "PartialFailure", text), entries
+    return "Failed", condition("Ready", "False", "ReconcileFailed", text), entries
+
+
+def subscription_status(config: MaasConfig, subscription: SubscriptionConfig) -> dict[str, Any]:
+    """Phase by missing models, one ready token-limit entry per existing model, and the rate-limit identity.
+
+    `rateLimitIdentity` is a 3.6 status field (seed 002) that the mirror CRD lacks; the API server prunes it there.
+    """
+    phase, ready, entries = _references_status(config, subscription.modelRefs)
+    models = {m.key: m for m in config.models}
+    limits = []
+    for ref in sorted(subscription.modelRefs, key=lambda r: (r.namespace, r.name)):
+        if ref.key in models:
+            model = models[ref.key]
+            limits.append(
+                {
+                    "model": model.name,
+                    "name": naming.trlp_name(model.name),
+                    "namespace": model.route_namespace,
+                    "ready": True,
+                    "reason": "Reconciled",
+                }
+            )
+    return {
+        "phase": phase,
+        "conditions": [ready],
+        "modelRefStatuses": entries,
+        "tokenRateLimitStatuses": limits,
+        "rateLimitIdentity": subscription.rateLimitIdentity,
+    }
+
+
+def auth_policy_status(config: MaasConfig, policy: AuthPolicyConfig) -> dict[str, Any]:
+    phase, ready, _ = _references_status(config, policy.modelRefs)
+    return {"phase": phase, "conditions": [ready]}
+
+
+def _status_desired(body: dict[str, Any], status: dict[str, Any], depends_on: Iterable[str]) -> Desired:
+    """A status write to `body`'s object, after that object and the policies the status describes."""
+    metadata = body["metadata"]
+    target = object_identity(body["kind"], metadata["namespace"], metadata["name"])
+    identity = {"apiVersion": body["apiVersion"], "kind": body["kind"], "metadata": {**_name_of(metadata)}}
+    dependencies = tuple(sorted({target, *depends_on}))
+    return Desired({**identity, "status": status}, depends_on=dependencies, subresource="status")
+
+
+def _name_of(metadata: dict[str, Any]) -> dict[str, str]:
+    return {"name": metadata["name"], "namespace": metadata["namespace"]}
+
+
+# --------------------------------------------------------------------------------------- dependencies, outputs
+
+
+def _gateway_auth_policy(config: MaasConfig, gateway: str) -> str:
+    name = naming.gateway_auth_policy_name(gateway, config.platform.gateway.name)
+    return object_identity("AuthPolicy", config.platform.gateway.namespace, name)
+
+
+def _model_policies(model: ModelConfig) -> list[str]:
+    return [
+        object_identity("TokenRateLimitPolicy", model.route_namespace, naming.trlp_name(model.name)),
+        object_identity("AuthPolicy", model.route_namespace, naming.model_auth_policy_name(model.name)),
+    ]
+
+
+def _model_dependencies(config: MaasConfig, model: ModelConfig) -> list[str]:
+    route = route_of(config, model)
+    return [
+        object_identity("HTTPRoute", route.namespace, route.name),
+        _gateway_auth_policy(config, route.gateway_name),
+        *_model_policies(model),
+    ]
+
+
+def _referenced_models(config: MaasConfig, refs: Iterable[ModelKey]) -> list[ModelConfig]:
+    keys = {r.key for r in refs}
+    return [m for m in config.models if m.key in keys]
+
+
+def _tenant_gateway_auth_policy(config: MaasConfig, namespace: str) -> str:
+    tenant = next(t for t in config.tenants if t.namespace == namespace)
+    return _gateway_auth_policy(config, tenant.gateway_name(config.platform))
+
+
+def _subscription_dependencies(config: MaasConfig, subscription: SubscriptionConfig) -> list[str]:
+    models = _referenced_models(config, subscription.modelRefs)
+    trlps = [_model_policies(m)[0] for m in models]
+    return [_tenant_gateway_auth_policy(config, subscription.namespace), *trlps]
+
+
+def _auth_policy_dependencies(config: MaasConfig, policy: AuthPolicyConfig) -> list[str]:
+    models = _referenced_models(config, policy.modelRefs)
+    return [_tenant_gateway_auth_policy(config, policy.namespace), *(_model_policies(m)[1] for m in models)]
+
+
+def _model_outputs(model: ModelConfig, status: dict[str, Any]) -> dict[str, Any]:
+    outputs: dict[str, Any] = {"endpoint": status["endpoint"], "phase": status["phase"]}
+    details = model_details(model.annotations)
+    if details is not None:
+        outputs["modelDetails"] = details
+    return outputs
+
+
+def _no_endpoint_warning(model: ModelConfig) -> str:
+    return (
+        f"model {model.key}: no endpoint can be derived from configuration, so maas-api lists it without a URL; "
+        "set route.hostnames, the tenant's gateway.hostname, platform.gateway.hostname or endpointOverride"
+    )

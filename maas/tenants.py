@@ -1,0 +1,44 @@
+"""Tenants: each tenant's platform and the shared platform under their owners, and the management states.
+
+`Managed`: registered as computed. `Removed`: the tenant's objects are not registered, so Pulumi deletes them
+(except what is retained on delete, such as the tenant namespace). `Unmanaged`: registered with changes ignored
+and retained on delete, so Pulumi neither updates nor deletes them (the controller's "Unmanaged").
+"""
+
+from __future__ import annotations
+
+from .config import MaasConfig
+from .desired import Plan
+from .platform import tenant_outputs, tenant_platform
+from .shared import shared_platform
+
+PLATFORM = ("Platform", "platform")
+
+
+def add_tenants(config: MaasConfig, plan: Plan) -> None:
+    """Every tenant's platform under its `Tenant`; the shared objects once, while any tenant still needs them."""
+    for tenant in config.tenants:
+        owner = plan.owner("Tenant", tenant.name)
+        if tenant.managementState == "Removed":
+            owner.outputs["phase"] = "Removed"
+            continue
+        built = tenant_platform(config, tenant)
+        owner.objects.extend(built.objects)
+        owner.outputs.update(tenant_outputs(config, tenant, built))
+        if tenant.managementState == "Unmanaged":
+            owner.outputs["phase"] = "Unmanaged"
+        plan.warnings.extend(built.warnings)
+    if any(tenant.managementState != "Removed" for tenant in config.tenants):
+        plan.add(*PLATFORM, *shared_platform(config.platform))
+    names = sorted(tenant.name for tenant in config.tenants)
+    plan.outputs["tenants"] = {name: plan.owner("Tenant", name).outputs for name in names}
+
+
+def apply_management_states(config: MaasConfig, plan: Plan) -> None:
+    """Over every object a `Tenant` owns, including those other concerns added (gateway policies)."""
+    for tenant in config.tenants:
+        owner = plan.owner("Tenant", tenant.name)
+        if tenant.managementState == "Removed":
+            owner.objects = []
+        elif tenant.managementState == "Unmanaged":
+            owner.objects = [obj.unmanaged() for obj in owner.objects]
