@@ -17,7 +17,7 @@ PLATFORM = ("Platform", "platform")
 
 def add_tenants(config: MaasConfig, plan: Plan) -> None:
     """Every tenant's platform under its `Tenant`; the shared objects once, while any tenant still needs them."""
-    for tenant in config.tenants:
+    for tenant in sorted(config.tenants, key=lambda t: t.name):
         owner = plan.owner("Tenant", tenant.name)
         if tenant.managementState == "Removed":
             owner.outputs["phase"] = "Removed"

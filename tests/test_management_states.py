@@ -119,3 +119,15 @@ def test_coexist_marks_every_platform_object_for_the_controller(dev_raw):
     for owner in (("Tenant", "redteam"), ("Platform", "platform")):
         for key, registration in owned(rendering, *owner).items():
             assert registration.inputs["metadata"]["annotations"]["opendatahub.io/managed"] == "false", key
+
+
+def test_tenant_order_changes_nothing():
+    entries = [
+        {"name": "models-as-a-service", "telemetry": {"metrics": {"captureUser": True}}},
+        {"name": "b", "payloadProcessing": {"replicas": 9, "autoscaling": {"maxReplicas": 3}}},
+        {"name": "a", "telemetry": {"metrics": {"captureUser": True}}},
+    ]
+    forward, backward = render({"tenants": entries}), render({"tenants": entries[::-1]})
+    assert forward.objects() == backward.objects()
+    assert forward.warnings == backward.warnings and len(forward.warnings) == 3
+    assert forward.plan.outputs == backward.plan.outputs

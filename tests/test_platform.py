@@ -431,3 +431,29 @@ def test_tenant_config_and_role_wait_for_the_tenant_namespace(dev_rendering):
     namespace = objects[("Namespace", "ai-tenant-redteam")].urn
     assert namespace in objects[("MaasTenantConfig", "ai-tenant-redteam/default-tenant")].dependencies
     assert namespace in objects[("Role", "ai-tenant-redteam/aitenant-redteam-tenant-admin")].dependencies
+
+
+def test_core_and_custom_kinds_get_pulumi_kubernetes_type_tokens(dev_raw):
+    dev_raw["platform"]["flavor"] = "xks"
+    dev_raw["tenants"][1]["payloadProcessing"] = {"autoscaling": {}}
+    types = {r.type for r in render(dev_raw).registrations}
+    assert types >= {
+        "kubernetes:core/v1:Namespace",
+        "kubernetes:core/v1:ServiceAccount",
+        "kubernetes:core/v1:ConfigMap",
+        "kubernetes:core/v1:Service",
+        "kubernetes:apps/v1:Deployment",
+        "kubernetes:batch/v1:CronJob",
+        "kubernetes:autoscaling/v2:HorizontalPodAutoscaler",
+        "kubernetes:networking.k8s.io/v1:NetworkPolicy",
+        "kubernetes:rbac.authorization.k8s.io/v1:Role",
+        "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole",
+        "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+        "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute",
+        "kubernetes:networking.istio.io/v1:DestinationRule",
+        "kubernetes:networking.istio.io/v1alpha3:EnvoyFilter",
+        "kubernetes:extensions.kuadrant.io/v1alpha1:TelemetryPolicy",
+        "kubernetes:telemetry.istio.io/v1:Telemetry",
+        "kubernetes:maas.opendatahub.io/v1alpha1:MaasTenantConfig",
+        "kubernetes:cert-manager.io/v1:Certificate",
+    }
