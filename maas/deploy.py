@@ -41,8 +41,8 @@ class OwnerComponent(pulumi.ComponentResource):
 class _Registrar:
     """Registers objects under their components; objects with `depends_on` after the objects they wait for."""
 
-    def __init__(self, provider: k8s.Provider, platform: PlatformConfig) -> None:
-        self.provider = provider
+    def __init__(self, providers: dict[bool, k8s.Provider], platform: PlatformConfig) -> None:
+        self.providers = providers
         options = platform.kubernetes
         self.connection = {k: v for k, v in (("kubeconfig", options.kubeconfig), ("context", options.context)) if v}
         self.registered: dict[str, pulumi.Resource] = {}
@@ -67,7 +67,7 @@ class _Registrar:
             )
         options = pulumi.ResourceOptions(
             parent=parent,
-            provider=self.provider,
+            provider=self.providers[desired.adopt],
             depends_on=depends_on,
             retain_on_delete=desired.retain_on_delete or None,
             ignore_changes=list(desired.ignore_changes) or None,
@@ -81,8 +81,12 @@ class _Registrar:
         return None if metadata is None else metadata.apply(lambda m: (m or {}).get("uid"))
 
 
-def kubernetes_provider(platform: PlatformConfig) -> k8s.Provider:
-    """The one provider every object uses; `clusterIdentifier` keeps a kubeconfig change from replacing all."""
+ADOPTING_PROVIDER = "kubernetes-adopt"
+
+
+def kubernetes_provider(platform: PlatformConfig, name: str = "kubernetes", upsert: bool = False) -> k8s.Provider:
+    """A provider for the cluster of `platform.kubernetes`; `clusterIdentifier` keeps a kubeconfig change from
+    replacing every resource. `upsert` applies over objects that already exist instead of failing."""
     options = platform.kubernetes
     args: dict[str, Any] = {
         "kubeconfig": options.kubeconfig,
@@ -90,13 +94,22 @@ def kubernetes_provider(platform: PlatformConfig) -> k8s.Provider:
         "cluster_identifier": options.clusterIdentifier,
         "render_yaml_to_directory": options.renderYamlToDirectory,
         "enable_server_side_apply": options.enableServerSideApply,
+        "upsert_existing_objects": options.upsertExistingObjects or upsert or None,
     }
-    return k8s.Provider("kubernetes", **{k: v for k, v in args.items() if v is not None})
+    return k8s.Provider(name, **{k: v for k, v in args.items() if v is not None})
+
+
+def providers_for(plan: Plan, platform: PlatformConfig) -> dict[bool, k8s.Provider]:
+    """The provider of each object, keyed by `Desired.adopt`. Objects that may pre-exist get a second, upserting
+    provider, so that adopting them never lets the rest of the stack silently take over live objects."""
+    main = kubernetes_provider(platform)
+    adopting = platform.kubernetes.upsertExistingObjects or not any(d.adopt for d in plan.objects())
+    return {False: main, True: main if adopting else kubernetes_provider(platform, ADOPTING_PROVIDER, upsert=True)}
 
 
 def deploy(plan: Plan, platform: PlatformConfig) -> None:
     components = [OwnerComponent(owner) for owner in plan.owners]
-    _Registrar(kubernetes_provider(platform), platform).register_all(components)
+    _Registrar(providers_for(plan, platform), platform).register_all(components)
     for component in components:
         component.register_outputs(component.owner.outputs)
     for warning in plan.warnings:

@@ -16,6 +16,9 @@ from . import naming
 class Desired:
     """One object to register. `ignore_changes` and `retain_on_delete` map to the Pulumi resource options.
 
+    `adopt` marks an object that may already exist before the first `pulumi up` (a namespace, an OpenShift
+    managed ConfigMap): it is applied over the live object instead of failing with AlreadyExists.
+
     `depends_on` lists identities (`object_identity`) of objects that must be applied first; identities the plan
     does not register are dropped by `Plan.resolve_dependencies`. `subresource: "status"` makes the body (identity
     plus `status`) a status write to an object registered elsewhere instead of an object of its own.
@@ -26,6 +29,7 @@ class Desired:
     ignore_changes: tuple[str, ...] = ()
     depends_on: tuple[str, ...] = ()
     subresource: str | None = None
+    adopt: bool = False
 
     @property
     def api_version(self) -> str:

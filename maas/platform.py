@@ -59,7 +59,8 @@ def tenant_outputs(config: MaasConfig, tenant: TenantConfig, built: TenantPlatfo
 def _namespace(tenant: TenantConfig) -> Desired:
     """Retained on delete, as upstream never deletes a tenant namespace: it may hold objects of others."""
     labels = {**naming.aitenant_labels(tenant.name), naming.GENERATED_NAMESPACE_LABEL: "true"}
-    return Desired(k8s_object("v1", "Namespace", tenant.namespace, None, labels=labels), retain_on_delete=True)
+    namespace = k8s_object("v1", "Namespace", tenant.namespace, None, labels=labels)
+    return Desired(namespace, retain_on_delete=True, adopt=True)
 
 
 def _tenant_config(tenant: TenantConfig) -> Desired:

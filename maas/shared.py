@@ -23,11 +23,13 @@ AUTHORINO_NAMESPACES = ["kuadrant-system", "openshift-operators", "rh-connectivi
 def shared_platform(platform: PlatformConfig) -> list[Desired]:
     """Everything shared, in the platform's infra namespace or cluster-scoped."""
     bodies = [*_service_accounts(platform), *_network_policies(platform)]
-    if platform.flavor == "openshift":
-        bodies.append(_service_ca(platform))
     if _monitored(platform):
         bodies.append(_pod_monitor(platform))
-    return [Desired(body) for body in bodies] + shared_rbac(platform)
+    desired = [Desired(body) for body in bodies]
+    if platform.flavor == "openshift":
+        # OpenShift publishes this ConfigMap in every namespace itself: take it over, and leave it when we go.
+        desired.append(Desired(_service_ca(platform), retain_on_delete=True, adopt=True))
+    return desired + shared_rbac(platform)
 
 
 def _monitored(platform: PlatformConfig) -> bool:

@@ -133,7 +133,7 @@ CORPUS = [
     (
         "platform.kubernetes.kubeConfig",
         "x",
-        "maas:platform.kubernetes.kubeConfig: unknown key 'kubeConfig'; check the spelling (allowed here: clusterIdentifier, context, enableServerSideApply, kubeconfig, renderYamlToDirectory)",
+        "maas:platform.kubernetes.kubeConfig: unknown key 'kubeConfig'; check the spelling (allowed here: clusterIdentifier, context, enableServerSideApply, kubeconfig, renderYamlToDirectory, upsertExistingObjects)",
     ),
     # tenants
     (

@@ -18,22 +18,48 @@ def by_name(rendering, type_):
     return {r.name: r for r in rendering.registrations if r.type == type_}
 
 
-def test_one_explicit_provider_from_platform_kubernetes(dev_rendering):
+def test_providers_come_from_platform_kubernetes(dev_rendering):
     providers = by_name(dev_rendering, "pulumi:providers:kubernetes")
+    assert sorted(providers) == ["kubernetes", "kubernetes-adopt"]
+    for provider in providers.values():
+        inputs = provider.inputs
+        assert inputs["context"] == "maas-dev" and inputs["clusterIdentifier"] == "maas-dev-cluster"
+        assert inputs["enableServerSideApply"] == "true"
+        assert "renderYamlToDirectory" not in inputs
+    assert "upsertExistingObjects" not in providers["kubernetes"].inputs
+    assert providers["kubernetes-adopt"].inputs["upsertExistingObjects"] == "true"
+
+
+def test_only_objects_that_may_preexist_are_adopted(dev_rendering):
+    """Namespaces and OpenShift's CA ConfigMap may exist before the first `up`; nothing else is taken over."""
+    adopt = by_name(dev_rendering, "pulumi:providers:kubernetes")["kubernetes-adopt"]
+    adopted = {
+        (r.inputs["kind"], r.name) for r in dev_rendering.registrations if r.provider.startswith(adopt.urn + "::")
+    }
+    assert adopted == {
+        ("Namespace", "models-as-a-service"),
+        ("Namespace", "ai-tenant-redteam"),
+        ("ConfigMap", "odh-ai-gateway-infra/openshift-service-ca.crt"),
+    }
+    for registration in dev_rendering.registrations:
+        if (registration.inputs.get("kind"), registration.name) in adopted:
+            assert registration.retain_on_delete is True
+
+
+def test_upsert_everything_for_a_migration_uses_one_provider(dev_raw):
+    dev_raw["platform"]["kubernetes"]["upsertExistingObjects"] = True
+    providers = by_name(render(dev_raw), "pulumi:providers:kubernetes")
     assert list(providers) == ["kubernetes"]
-    inputs = providers["kubernetes"].inputs
-    assert inputs["context"] == "maas-dev" and inputs["clusterIdentifier"] == "maas-dev-cluster"
-    assert inputs["enableServerSideApply"] == "true"
-    assert "renderYamlToDirectory" not in inputs
+    assert providers["kubernetes"].inputs["upsertExistingObjects"] == "true"
 
 
-def test_every_kubernetes_object_uses_the_provider_and_has_a_component_parent(dev_rendering):
-    provider = by_name(dev_rendering, "pulumi:providers:kubernetes")["kubernetes"]
+def test_every_kubernetes_object_uses_a_stack_provider_and_has_a_component_parent(dev_rendering):
+    providers = [p.urn + "::" for p in by_name(dev_rendering, "pulumi:providers:kubernetes").values()]
     components = {r.urn for r in dev_rendering.registrations if r.type.startswith("maas:index:")}
     objects = [r for r in dev_rendering.registrations if r.is_kubernetes_object]
     assert objects
     for registration in objects:
-        assert registration.provider.startswith(provider.urn + "::"), registration.name
+        assert registration.provider.startswith(tuple(providers)), registration.name
         assert registration.parent in components, registration.name
 
 
@@ -134,5 +160,5 @@ def test_missing_model_warning_reaches_the_engine(dev_raw):
 
 def test_render_yaml_to_directory_reaches_the_provider(dev_raw):
     dev_raw["platform"]["kubernetes"]["renderYamlToDirectory"] = "out/manifests"
-    provider = by_name(render(dev_raw), "pulumi:providers:kubernetes")["kubernetes"]
-    assert provider.inputs["renderYamlToDirectory"] == "out/manifests"
+    for provider in by_name(render(dev_raw), "pulumi:providers:kubernetes").values():
+        assert provider.inputs["renderYamlToDirectory"] == "out/manifests"

@@ -63,6 +63,7 @@ class KubernetesProvider(Strict):
     clusterIdentifier: StrictStr | None = None
     renderYamlToDirectory: StrictStr | None = None
     enableServerSideApply: StrictBool = True
+    upsertExistingObjects: StrictBool = False
 
 
 class PlatformConfig(Strict):
