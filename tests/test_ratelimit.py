@@ -20,7 +20,9 @@ def subscription(name, rates=None, namespace=None, identity=None, models=(("gran
     for model_name, model_namespace in models:
         ref = {"name": model_name, "namespace": model_namespace}
         ref.update(
-            {"unlimited": True} if rates is None else {"tokenRateLimits": [dict(limit=limit, window=window) for limit, window in rates]}
+            {"unlimited": True}
+            if rates is None
+            else {"tokenRateLimits": [dict(limit=limit, window=window) for limit, window in rates]}
         )
         refs.append(ref)
     entry = {"name": name, "owner": {"groups": [{"name": "g"}]}, "modelRefs": refs}

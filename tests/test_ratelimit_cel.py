@@ -78,7 +78,8 @@ def configurations(draw):
                 ref["unlimited"] = True
             else:
                 ref["tokenRateLimits"] = [
-                    {"limit": limit, "window": window} for limit, window in draw(st.lists(RATES, min_size=1, max_size=3))
+                    {"limit": limit, "window": window}
+                    for limit, window in draw(st.lists(RATES, min_size=1, max_size=3))
                 ]
             refs.append(ref)
         subscriptions.append(
