@@ -16,8 +16,9 @@ from typing import Any
 
 from . import naming
 from .config import MaasConfig, ModelConfig
-from .desired import Desired, Plan, k8s_object
+from .desired import Desired, Plan
 from .gateway_auth import HAS_KEY_METADATA, tenant_gateway_objects
+from .models import route_policy
 
 # Caller groups and username from the sources the gateway policy uses (API key validation, else OIDC claims,
 # else the TokenReview user), with every attribute guarded: a caller that lacks them is denied, not an error.
@@ -72,21 +73,16 @@ class Grant:
 def model_auth_policy(model: ModelConfig, grant: Grant) -> dict:
     """The `maas-auth-{model}` object in the route namespace, targeting the model's HTTPRoute."""
     predicate = model_access_predicate(grant.groups, grant.users)
-    return k8s_object(
+    rule = {"patternMatching": {"patterns": [{"predicate": predicate}]}, "metrics": False, "priority": 0}
+    return route_policy(
+        model,
         naming.AUTH_POLICY_API_VERSION,
         "AuthPolicy",
         naming.model_auth_policy_name(model.name),
-        model.route_namespace,
-        labels=naming.model_labels(model.name, model.namespace, "maas-auth-policy", "auth-policy"),
-        annotations={naming.AUTH_POLICIES_ANNOTATION: ",".join(grant.policies)},
-        spec={
-            "targetRef": {"group": naming.GATEWAY_API_GROUP, "kind": "HTTPRoute", "name": model.route_name},
-            "rules": {
-                "authorization": {
-                    RULE: {"patternMatching": {"patterns": [{"predicate": predicate}]}, "metrics": False, "priority": 0}
-                }
-            },
-        },
+        "maas-auth-policy",
+        "auth-policy",
+        {naming.AUTH_POLICIES_ANNOTATION: ",".join(grant.policies)},
+        rules={"authorization": {RULE: rule}},
     )
 
 

@@ -44,6 +44,29 @@ class Route:
         return naming.qualified(self.namespace, self.name)
 
 
+def route_policy(
+    model: ModelConfig,
+    api_version: str,
+    kind: str,
+    name: str,
+    part_of: str,
+    component: str,
+    annotations: dict[str, str],
+    **spec: Any,
+) -> dict[str, Any]:
+    """A Kuadrant policy of one model: in the route namespace, targeting the model's HTTPRoute, with the model
+    labels, because Kuadrant attaches policies to routes and the controller labels them by model."""
+    return k8s_object(
+        api_version,
+        kind,
+        name,
+        model.route_namespace,
+        labels=naming.model_labels(model.name, model.namespace, part_of, component),
+        annotations=annotations,
+        spec={"targetRef": {"group": naming.GATEWAY_API_GROUP, "kind": "HTTPRoute", "name": model.route_name}, **spec},
+    )
+
+
 def tenant_of(config: MaasConfig, model: ModelConfig) -> TenantConfig:
     return next(t for t in config.tenants if t.name == model.tenant)
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from . import naming
 from .config import MaasConfig, ModelConfig, SubscriptionConfig, SubscriptionModelRef
-from .desired import k8s_object
+from .models import route_policy
 
 Identity = Literal["short", "legacy"]
 UNLIMITED = "tokens-unlimited"
@@ -126,17 +126,15 @@ def limits(members: Iterable[Member], exempt_model_discovery: bool) -> dict[str,
 
 def token_rate_limit_policy(model: ModelConfig, members: list[Member], exempt_model_discovery: bool) -> dict:
     """The `maas-trlp-{model}` object: one per model, in the route namespace, targeting the model's HTTPRoute."""
-    return k8s_object(
+    return route_policy(
+        model,
         naming.TRLP_API_VERSION,
         "TokenRateLimitPolicy",
         naming.trlp_name(model.name),
-        model.route_namespace,
-        labels=naming.model_labels(model.name, model.namespace, "maas-subscription", "token-rate-limit-policy"),
-        annotations={naming.SUBSCRIPTIONS_ANNOTATION: ",".join(sorted({m.subscription for m in members}))},
-        spec={
-            "targetRef": {"group": naming.GATEWAY_API_GROUP, "kind": "HTTPRoute", "name": model.route_name},
-            "limits": limits(members, exempt_model_discovery),
-        },
+        "maas-subscription",
+        "token-rate-limit-policy",
+        {naming.SUBSCRIPTIONS_ANNOTATION: ",".join(sorted({m.subscription for m in members}))},
+        limits=limits(members, exempt_model_discovery),
     )
 
 

@@ -150,13 +150,13 @@ CORPUS = [
     (
         "tenants.1.oidc",
         {"issuerUrl": "https://kc", "clientId": "c", "ttl": 10},
-        "maas:tenants[1] (redteam).oidc.ttl: 10 is too short; use at least 30 seconds",
+        "maas:tenants[1] (redteam).oidc.ttl: 10 is too small; use a whole number of at least 30 seconds",
     ),
     ("tenants.1.oidc", {"issuerUrl": "https://kc"}, "maas:tenants[1] (redteam).oidc.clientId: is required; add it"),
     (
         "tenants.1.apiKeys",
         {"maxExpirationDays": 0},
-        "maas:tenants[1] (redteam).apiKeys.maxExpirationDays: 0 is too small; use at least 1 day",
+        "maas:tenants[1] (redteam).apiKeys.maxExpirationDays: 0 is too small; use a whole number of at least 1 day(s)",
     ),
     (
         "tenants.1.telemetry",

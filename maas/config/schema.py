@@ -15,9 +15,11 @@ from .. import naming
 from .types import (
     DNS_LABEL,
     DnsLabel,
+    ExpirationDays,
     Fqdn,
     HttpsUrl,
     Int32,
+    JwksTTLSeconds,
     Name63,
     Name253,
     NonEmpty,
@@ -102,25 +104,11 @@ class TenantGateway(Strict):
 class Oidc(Strict):
     issuerUrl: HttpsUrl
     clientId: NonEmpty
-    ttl: Int32 = 300
-
-    @field_validator("ttl")
-    @classmethod
-    def _ttl_floor(cls, value: int) -> int:
-        if value < 30:
-            raise ValueError(f"{value} is too short; use at least 30 seconds")
-        return value
+    ttl: JwksTTLSeconds = 300
 
 
 class ApiKeys(Strict):
-    maxExpirationDays: Int32 = 90
-
-    @field_validator("maxExpirationDays")
-    @classmethod
-    def _positive(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError(f"{value} is too small; use at least 1 day")
-        return value
+    maxExpirationDays: ExpirationDays = 90
 
 
 class TelemetryMetrics(Strict):

@@ -84,10 +84,10 @@ def _between(low: int, high: int):
     return AfterValidator(check)
 
 
-def _at_least(low: int):
+def _at_least(low: int, unit: str = ""):
     def check(value: int) -> int:
         if value < low:
-            raise ValueError(f"{value} is too small; use a whole number of at least {low}")
+            raise ValueError(f"{value} is too small; use a whole number of at least {low}{unit}")
         return value
 
     return AfterValidator(check)
@@ -120,6 +120,8 @@ Port = Annotated[StrictInt, _between(1, 65535)]
 Percent = Annotated[StrictInt, _between(1, 100)]
 Replicas = Annotated[StrictInt, _between(1, 100)]
 NonNegative = Annotated[StrictInt, _at_least(0)]
+JwksTTLSeconds = Annotated[Int32, _at_least(30, " seconds")]
+ExpirationDays = Annotated[Int32, _at_least(1, " day(s)")]
 HttpsUrl = Annotated[StrictStr, AfterValidator(_https_url)]
 Fqdn = Annotated[StrictStr, AfterValidator(_fqdn)]
 
