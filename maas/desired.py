@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from . import naming
-
 
 @dataclass(frozen=True)
 class Desired:
@@ -61,6 +59,12 @@ class Desired:
     def unmanaged(self) -> Desired:
         """Pulumi neither overwrites nor deletes the object (the upstream `opendatahub.io/managed: "false"`)."""
         return replace(self, retain_on_delete=True, ignore_changes=tuple(sorted(self.body)))
+
+    def annotated(self, key: str, value: str) -> Desired:
+        """The same object with one more annotation (the body is copied, never changed in place)."""
+        metadata = dict(self.body["metadata"])
+        metadata["annotations"] = {**metadata.get("annotations", {}), key: value}
+        return replace(self, body={**self.body, "metadata": metadata})
 
 
 def object_identity(kind: str, namespace: str | None, name: str) -> str:
@@ -134,10 +138,3 @@ class Plan:
                 replace(obj, depends_on=tuple(sorted(set(obj.depends_on) & known))) if obj.depends_on else obj
                 for obj in owner.objects
             ]
-
-
-def annotate_unmanaged_by_controller(body: dict[str, Any]) -> dict[str, Any]:
-    """With a maas-controller still running, mark the object so that the controller leaves it alone."""
-    metadata = dict(body["metadata"])
-    metadata["annotations"] = {**metadata.get("annotations", {}), naming.CONTROLLER_MANAGED_ANNOTATION: "false"}
-    return {**body, "metadata": metadata}

@@ -7,12 +7,10 @@ overwrites nor deletes) and `controllerMode: coexist` (a running maas-controller
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from . import naming
 from .access import add_access_control
 from .config import MaasConfig, TenantConfig
-from .desired import Desired, Plan, annotate_unmanaged_by_controller
+from .desired import Desired, Plan
 from .models import external_model_objects
 from .ratelimit import plan_rate_limits
 from .readiness import skip_await_on_custom_resources
@@ -105,5 +103,6 @@ def _apply_unmanaged(config: MaasConfig, plan: Plan) -> None:
 
 
 def _hand_over_from_controller(plan: Plan) -> None:
+    """With a maas-controller still running, mark every object so that the controller leaves it alone."""
     for owner in plan.owners:
-        owner.objects = [replace(obj, body=annotate_unmanaged_by_controller(obj.body)) for obj in owner.objects]
+        owner.objects = [obj.annotated(naming.CONTROLLER_MANAGED_ANNOTATION, "false") for obj in owner.objects]

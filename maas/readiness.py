@@ -4,10 +4,8 @@ other custom resources are not awaited unless `platform.awaitCustomResources` is
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from . import naming
-from .desired import Desired, Plan
+from .desired import Plan
 
 # API groups served by Kubernetes itself; pulumi-kubernetes has await logic for their kinds (Deployment, ...).
 BUILT_IN_GROUPS = frozenset(
@@ -40,10 +38,7 @@ def skip_await_on_custom_resources(plan: Plan) -> None:
     """Policies and other custom resources count as ready once accepted: their status depends on controllers that
     may never re-reconcile after an update (pulumi-kubernetes#4521), which would hold `pulumi up` until timeout."""
     for owner in plan.owners:
-        owner.objects = [_skip_await(obj) if is_custom_resource(obj.api_version) else obj for obj in owner.objects]
-
-
-def _skip_await(obj: Desired) -> Desired:
-    metadata = dict(obj.body["metadata"])
-    metadata["annotations"] = {**metadata.get("annotations", {}), naming.SKIP_AWAIT_ANNOTATION: "true"}
-    return replace(obj, body={**obj.body, "metadata": metadata})
+        owner.objects = [
+            obj.annotated(naming.SKIP_AWAIT_ANNOTATION, "true") if is_custom_resource(obj.api_version) else obj
+            for obj in owner.objects
+        ]
