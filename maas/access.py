@@ -95,7 +95,7 @@ class AccessPlan:
 
 def plan_model_access(config: MaasConfig) -> AccessPlan:
     """Every per-model AuthPolicy of the configuration, and warnings for references to unknown models."""
-    models = {m.key: m for m in config.models}
+    models = config.models_by_key
     grants: dict[str, Grant] = defaultdict(Grant)
     warnings = []
     for policy in config.authPolicies:

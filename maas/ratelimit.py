@@ -147,7 +147,7 @@ class RateLimitPlan:
 
 def plan_rate_limits(config: MaasConfig) -> RateLimitPlan:
     """Every TRLP of the configuration, the per-subscription identities, and warnings for missing models."""
-    models = {m.key: m for m in config.models}
+    models = config.models_by_key
     members: dict[str, list[Member]] = defaultdict(list)
     warnings = []
     for subscription in config.subscriptions:

@@ -217,7 +217,7 @@ def _governance_condition(governed_by: set[str]) -> dict[str, str]:
 
 def _references_status(config: MaasConfig, refs: Iterable[ModelKey]) -> tuple[str, dict[str, str], list]:
     """Phase, Ready condition and per-reference entries of a subscription or auth policy (upstream vector 11)."""
-    known = {m.key for m in config.models}
+    known = config.models_by_key
     refs = sorted(refs, key=lambda r: (r.namespace, r.name))
     missing = [r.key for r in refs if r.key not in known]
     entries = []
@@ -241,7 +241,7 @@ def subscription_status(config: MaasConfig, subscription: SubscriptionConfig) ->
     `rateLimitIdentity` is a 3.6 status field (seed 002) that the mirror CRD lacks; the API server prunes it there.
     """
     phase, ready, entries = _references_status(config, subscription.modelRefs)
-    models = {m.key: m for m in config.models}
+    models = config.models_by_key
     limits = []
     for ref in sorted(subscription.modelRefs, key=lambda r: (r.namespace, r.name)):
         if ref.key in models:
@@ -307,8 +307,7 @@ def _model_dependencies(config: MaasConfig, model: ModelConfig) -> list[str]:
 
 
 def _referenced_models(config: MaasConfig, refs: Iterable[ModelKey]) -> list[ModelConfig]:
-    keys = {r.key for r in refs}
-    return [m for m in config.models if m.key in keys]
+    return [config.models_by_key[r.key] for r in sorted(refs, key=lambda r: r.key) if r.key in config.models_by_key]
 
 
 def _tenant_gateway_auth_policy(config: MaasConfig, namespace: str) -> str:

@@ -128,7 +128,7 @@ def _tenant_scoped(config: MaasConfig, key: str, items: list[Indexed], known: Kn
     """Subscriptions and auth policies live in a tenant namespace and may only reach that tenant's models."""
     tenant_by_namespace = {t.namespace: t.name for t in config.tenants}
     broken_namespaces = {naming.tenant_namespace(t) for t in known.broken_tenants}
-    models = {m.key: m for m in config.models}
+    models = config.models_by_key
     issues = []
     for item in items:
         entry: AuthPolicyConfig | SubscriptionConfig = item.entry

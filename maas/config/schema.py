@@ -7,6 +7,7 @@ single entry live here; rules across entries (references, uniqueness, tenant iso
 from __future__ import annotations
 
 import json
+from functools import cached_property
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -374,3 +375,8 @@ class MaasConfig(Strict):
     authPolicies: tuple[AuthPolicyConfig, ...] = ()
     subscriptions: tuple[SubscriptionConfig, ...] = ()
     unmanaged: tuple[UnmanagedRef, ...] = ()
+
+    @cached_property
+    def models_by_key(self) -> dict[str, ModelConfig]:
+        """Models by `namespace/name`: every subscription and auth policy looks its models up here."""
+        return {model.key: model for model in self.models}
