@@ -24,3 +24,4 @@ test: lint
 
 bench: $(VENV)/.installed
 	$(PY) bench/render_scale.py
+	$(PY) bench/tenants.py
