@@ -99,13 +99,19 @@ class ApiKeyCel:
     raw_key: str
 
 
+BEARER_KEY = 'request.headers.authorization.matches("^Bearer sk-oai-.*")'
+# Anthropic Messages clients send only `x-api-key`: with no Authorization header, the unguarded upstream test
+# fails to evaluate, which would reject exactly the callers the x-api-key variant exists for.
+GUARDED_BEARER_KEY = f'("authorization" in request.headers && {BEARER_KEY})'
+X_API_KEY = '("x-api-key" in request.headers && request.headers["x-api-key"].matches("^sk-oai-.*"))'
+
+
 def api_key_cel(x_api_key: bool) -> ApiKeyCel:
-    bearer = 'request.headers.authorization.matches("^Bearer sk-oai-.*")'
     bearer_raw = 'request.headers.authorization.replace("Bearer ", "")'
     if not x_api_key:
-        return ApiKeyCel(bearer, '!request.headers.authorization.startsWith("Bearer sk-oai-")', bearer_raw)
-    is_key = f'{bearer} || ("x-api-key" in request.headers && request.headers["x-api-key"].matches("^sk-oai-.*"))'
-    return ApiKeyCel(is_key, f"!({is_key})", f'{bearer} ? {bearer_raw} : request.headers["x-api-key"]')
+        return ApiKeyCel(BEARER_KEY, '!request.headers.authorization.startsWith("Bearer sk-oai-")', bearer_raw)
+    is_key = f"{GUARDED_BEARER_KEY} || {X_API_KEY}"
+    return ApiKeyCel(is_key, f"!({is_key})", f'{GUARDED_BEARER_KEY} ? {bearer_raw} : request.headers["x-api-key"]')
 
 
 def selection_or(field: str, default: str) -> str:
@@ -172,10 +178,7 @@ def _authentication(platform: PlatformConfig, tenant: TenantConfig, keys: ApiKey
     if x_api_key:
         rules["api-keys-x-api-key"] = _evaluator(
             1,
-            _when(
-                '"x-api-key" in request.headers && request.headers["x-api-key"].matches("^sk-oai-.*") && '
-                '!request.headers.authorization.matches("^Bearer sk-oai-.*")'
-            ),
+            _when(f"{X_API_KEY} && !{GUARDED_BEARER_KEY}"),
             plain={"selector": "request.headers.x-api-key"},
         )
     if tenant.oidc is not None:

@@ -171,7 +171,8 @@ def test_vector_16_x_api_key_variant():
     x_api_key = r["authentication"]["api-keys-x-api-key"]
     assert x_api_key["plain"]["selector"] == "request.headers.x-api-key"
     assert x_api_key["priority"] == 1
-    assert "!request.headers.authorization.matches" in when(x_api_key)
+    # Upstream's `!request.headers.authorization.matches(...)`, guarded for requests without Authorization.
+    assert '!("authorization" in request.headers && request.headers.authorization.matches' in when(x_api_key)
     assert "x-api-key" in when(r["metadata"]["apiKeyValidation"])
     assert "x-api-key" in when(r["authentication"]["openshift-identities"])
     for key in ("X-MaaS-Username", "X-MaaS-Username-Token", "X-MaaS-Group", "X-MaaS-Group-Token"):
@@ -373,6 +374,8 @@ def test_clean_request_passes_the_header_guard():
         ({"Authorization": JWT, "x-api-key": "sk-oai-xyz"}, True, "sk-oai-xyz"),
         ({"Authorization": JWT, "x-api-key": "not-a-key"}, False, None),
         ({"Authorization": K8S_TOKEN}, False, None),
+        ({"x-api-key": "sk-oai-only"}, True, "sk-oai-only"),
+        ({"X-Api-Key": "not-a-key"}, False, None),
     ],
 )
 def test_x_api_key_predicates(headers, is_key, raw):
@@ -388,6 +391,15 @@ def test_x_api_key_authentication_defers_to_a_bearer_key():
     rule = rules(policy({"models": [MESSAGES_MODEL]}))["authentication"]["api-keys-x-api-key"]
     assert cel.matches(when(rule), envoy_request(headers={"Authorization": JWT, "X-Api-Key": "sk-oai-1"}))
     assert not cel.matches(when(rule), envoy_request(headers={"Authorization": API_KEY, "X-Api-Key": "sk-oai-1"}))
+
+
+def test_x_api_key_alone_authenticates_as_anthropic_clients_send_it():
+    """The Anthropic SDK sends `x-api-key` and no Authorization header: every rule it meets must evaluate."""
+    r = rules(policy({"models": [MESSAGES_MODEL]}))
+    context = envoy_request(headers={"X-Api-Key": "sk-oai-1"})
+    assert cel.matches(when(r["authentication"]["api-keys-x-api-key"]), context)
+    assert not cel.matches(when(r["authentication"]["openshift-identities"]), context)
+    assert cel.matches(when(r["metadata"]["apiKeyValidation"]), context)
 
 
 @pytest.mark.parametrize(("authorization", "is_jwt"), [(JWT, True), (API_KEY, False), (K8S_TOKEN, False)])
