@@ -240,3 +240,22 @@ def test_merge_patch_nulls_only_dropped_keys():
         "phase": "Pending",
     }
     assert merge_patch({"phase": "Ready"}, None) == {"phase": "Ready"}
+
+
+def test_provider_deserializes_in_a_process_that_did_not_run_the_program(tmp_path):
+    """Pulumi pickles the provider and unpickles it in its own host process (pulumi/pulumi#7453): `maas` must be
+    importable there, which the editable install in requirements.txt guarantees."""
+    import subprocess
+    import sys
+
+    from pulumi.dynamic.dynamic import serialize_provider
+
+    from maas.status_provider import StatusProvider
+
+    serialized = serialize_provider(StatusProvider())
+    script = "import base64, sys, dill; print(type(dill.loads(base64.b64decode(sys.stdin.read()))).__name__)"
+    result = subprocess.run(
+        [sys.executable, "-c", script], input=serialized, cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "StatusProvider"
