@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from conftest import owned
 
 from maas.readiness import is_custom_resource
 from maas.render import render
+from tests.conftest import owned
 
 SKIP_AWAIT = "pulumi.com/skipAwait"
 

@@ -10,6 +10,7 @@ from maas import crdschema, naming
 from maas.config import ConfigError, load_config
 from maas.models import discovered_endpoint, external_model_objects, model_details, route_of
 from maas.resources import model_status
+from tests.conftest import requires_crds
 
 GOVERNED = {"subscription", "authPolicy"}
 
@@ -300,6 +301,7 @@ def test_route_hostnames_are_set_on_the_external_model_route():
     assert route["spec"]["hostnames"] == ["maas.example.com"]
 
 
+@requires_crds
 @pytest.mark.parametrize("tls", [True, False])
 def test_external_children_pass_the_crd_validator(tls):
     config = config_with(external(external={"tls": tls}, route={"hostnames": ["maas.example.com"]}))

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from conftest import owned
 
 from maas.config import load_config
 from maas.render import render
 from maas.shared import shared_platform
+from tests.conftest import owned
 
 SHARED = {
     ("ServiceAccount", "odh-ai-gateway-infra/maas-api"),

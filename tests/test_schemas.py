@@ -7,15 +7,15 @@ from pathlib import Path
 import pytest
 
 from maas.config import raw_from_stack_file
-from maas.crdschema import crds_available, validate_all
+from maas.crdschema import validate_all
 from maas.render import render
-from tests.conftest import DEV_STACK
+from tests.conftest import DEV_STACK, requires_crds
 
 STACKS = [DEV_STACK, *sorted((Path(__file__).parent / "stacks").glob("Pulumi.*.yaml"))]
 # cert-manager is not among the CRDs we were given; its Certificate is checked by tests of its own shape.
 NO_SCHEMA = {("cert-manager.io/v1", "Certificate")}
 
-pytestmark = pytest.mark.skipif(not crds_available(), reason="../shared/crds is absent: no CRDs to validate against")
+pytestmark = requires_crds
 
 
 @pytest.mark.parametrize("stack", STACKS, ids=[s.name for s in STACKS])

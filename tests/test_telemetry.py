@@ -5,12 +5,12 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from conftest import objects_of
 
 from maas import cel
 from maas.config import load_config
 from maas.render import render
 from maas.telemetry import gateway_telemetry, metric_labels
+from tests.conftest import objects_of
 
 FLAGS = ("captureOrganization", "captureUser", "captureGroup", "captureModelUsage")
 FLAG_LABEL = {
