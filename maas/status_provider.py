@@ -66,33 +66,58 @@ class Cluster:
 
 
 def load_cluster(kubeconfig: str | None = None, context: str | None = None) -> Cluster:
-    """Like the Kubernetes provider: `kubeconfig` is a path or the file's contents; unset means `$KUBECONFIG`
-    (first existing file) or `~/.kube/config`, else the in-cluster service account."""
-    text, base = _kubeconfig_text(kubeconfig)
-    if text is None:
+    """Like the Kubernetes provider: `kubeconfig` is a path or the file's contents; unset means the files of
+    `$KUBECONFIG` merged as client-go merges them, or `~/.kube/config`, else the in-cluster service account."""
+    config = _kubeconfig(kubeconfig)
+    if config is None:
         if IN_CLUSTER_TOKEN.is_file() and os.environ.get("KUBERNETES_SERVICE_HOST"):
             return _in_cluster()
         raise StatusWriteError("no kubeconfig found: set platform.kubernetes.kubeconfig or KUBECONFIG")
-    config = yaml.safe_load(text) or {}
     name = context or config.get("current-context")
     ctx = _named(config, "contexts", name, "context")
     cluster = _named(config, "clusters", ctx.get("cluster"), "cluster")
     user = _named(config, "users", ctx.get("user"), "user") if ctx.get("user") else {}
-    return Cluster(cluster["server"].rstrip("/"), _auth_headers(user, base), _ssl_context(cluster, user, base))
+    return Cluster(cluster["server"].rstrip("/"), _auth_headers(user), _ssl_context(cluster, user))
 
 
-def _kubeconfig_text(kubeconfig: str | None) -> tuple[str | None, Path]:
+# File references inside a kubeconfig are relative to the file that holds them.
+FILE_FIELDS = {"clusters": ("certificate-authority",), "users": ("client-certificate", "client-key", "tokenFile")}
+
+
+def _kubeconfig(kubeconfig: str | None) -> dict | None:
+    """One kubeconfig: for each cluster, user and context name the first file that defines it wins, and so does
+    the first `current-context`, with relative file references made absolute (client-go's merge rules)."""
+    documents = _kubeconfig_documents(kubeconfig)
+    if not documents:
+        return None
+    sections: dict[str, list[dict]] = {"clusters": [], "users": [], "contexts": []}
+    for document, base in documents:
+        for section, entries in sections.items():
+            known = {entry.get("name") for entry in entries}
+            fresh = [entry for entry in document.get(section) or [] if entry.get("name") not in known]
+            entries.extend(_absolute(entry, section, base) for entry in fresh)
+    current = next((d["current-context"] for d, _ in documents if d.get("current-context")), None)
+    return {**sections, "current-context": current}
+
+
+def _kubeconfig_documents(kubeconfig: str | None) -> list[tuple[dict, Path]]:
     if kubeconfig is not None:
         path = Path(kubeconfig).expanduser()
         if "\n" not in kubeconfig and path.is_file():
-            return path.read_text(), path.parent
-        return kubeconfig, Path.cwd()
-    candidates = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
-    for candidate in [*candidates, "~/.kube/config"]:
-        path = Path(candidate).expanduser()
-        if path.is_file():
-            return path.read_text(), path.parent
-    return None, Path.cwd()
+            return [(yaml.safe_load(path.read_text()) or {}, path.parent)]
+        return [(yaml.safe_load(kubeconfig) or {}, Path.cwd())]
+    candidates = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p] or ["~/.kube/config"]
+    paths = [Path(candidate).expanduser() for candidate in candidates]
+    return [(yaml.safe_load(path.read_text()) or {}, path.parent) for path in paths if path.is_file()]
+
+
+def _absolute(entry: dict, section: str, base: Path) -> dict:
+    body_key = section[:-1]  # clusters -> cluster, users -> user
+    body = dict(entry.get(body_key) or {})
+    for field_name in FILE_FIELDS.get(section, ()):
+        if body.get(field_name):
+            body[field_name] = str(base / Path(body[field_name]).expanduser())
+    return {**entry, body_key: body}
 
 
 def _named(config: dict, section: str, name: str | None, key: str) -> dict:
@@ -109,10 +134,10 @@ def _in_cluster() -> Cluster:
     return Cluster(f"https://{host}:{port}", {"Authorization": f"Bearer {token}"}, context)
 
 
-def _auth_headers(user: dict, base: Path) -> dict[str, str]:
+def _auth_headers(user: dict) -> dict[str, str]:
     token = user.get("token")
     if token is None and user.get("tokenFile"):
-        token = (base / user["tokenFile"]).read_text().strip()
+        token = Path(user["tokenFile"]).read_text().strip()
     if token is None and user.get("exec"):
         token = _exec_credential(user["exec"]).get("token")
     if token:
@@ -138,17 +163,17 @@ def _exec_credential(spec: dict) -> dict:
     return json.loads(result.stdout).get("status") or {}
 
 
-def _ssl_context(cluster: dict, user: dict, base: Path) -> ssl.SSLContext | None:
+def _ssl_context(cluster: dict, user: dict) -> ssl.SSLContext | None:
     if not cluster["server"].startswith("https://"):
         return None
     context = ssl.create_default_context(
-        cafile=str(base / cluster["certificate-authority"]) if cluster.get("certificate-authority") else None,
+        cafile=cluster.get("certificate-authority") or None,
         cadata=_decoded(cluster.get("certificate-authority-data")),
     )
     if cluster.get("insecure-skip-tls-verify"):
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
-    _load_client_certificate(context, user, base)
+    _load_client_certificate(context, user)
     return context
 
 
@@ -156,9 +181,9 @@ def _decoded(data: str | None) -> str | None:
     return base64.b64decode(data).decode() if data else None
 
 
-def _load_client_certificate(context: ssl.SSLContext, user: dict, base: Path) -> None:
-    cert = _pem(user, "client-certificate", base)
-    key = _pem(user, "client-key", base)
+def _load_client_certificate(context: ssl.SSLContext, user: dict) -> None:
+    cert = _pem(user, "client-certificate")
+    key = _pem(user, "client-key")
     if cert is None:
         return
     with tempfile.TemporaryDirectory() as directory:
@@ -168,10 +193,10 @@ def _load_client_certificate(context: ssl.SSLContext, user: dict, base: Path) ->
         context.load_cert_chain(cert_file, key_file if key else None)
 
 
-def _pem(user: dict, name: str, base: Path) -> str | None:
+def _pem(user: dict, name: str) -> str | None:
     if user.get(f"{name}-data"):
         return _decoded(user[f"{name}-data"])
-    return (base / user[name]).read_text() if user.get(name) else None
+    return Path(user[name]).read_text() if user.get(name) else None
 
 
 # ----------------------------------------------------------------------------------------------- the patch

@@ -259,3 +259,19 @@ def test_provider_deserializes_in_a_process_that_did_not_run_the_program(tmp_pat
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "StatusProvider"
+
+
+def test_kubeconfig_files_merge_like_client_go(api, tmp_path, monkeypatch):
+    """The context may live in a later $KUBECONFIG file; relative file references follow their own file."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    (first / "config").write_text(yaml.safe_dump({"current-context": "elsewhere", "contexts": [], "clusters": []}))
+    (second / "token").write_text("from-file\n")
+    config = yaml.safe_load(api.kubeconfig())
+    for user in config["users"]:
+        user["user"] = {"tokenFile": "token"}
+    (second / "config").write_text(yaml.safe_dump(config))
+    monkeypatch.setenv("KUBECONFIG", f"{first / 'config'}:{second / 'config'}")
+    cluster = load_cluster(None, "maas-dev")
+    assert (cluster.server, cluster.headers) == (api.url, {"Authorization": "Bearer from-file"})
