@@ -112,7 +112,26 @@ def plan_model_access(config: MaasConfig) -> AccessPlan:
             for user in policy.subjects.users:
                 grant.users[user].add(policy.key)
     policies = {key: model_auth_policy(models[key], grants[key]) for key in sorted(grants)}
-    return AccessPlan(dict(grants), policies, warnings)
+    return AccessPlan(dict(grants), policies, warnings + _unusable_subscriptions(config, grants))
+
+
+def _unusable_subscriptions(config: MaasConfig, grants: dict[str, Grant]) -> list[str]:
+    """A subscription whose owners no auth policy admits to a model is dead weight there: its callers get 403.
+    Usually a forgotten `maas:authPolicies` entry, so say which."""
+    warnings = []
+    for subscription in sorted(config.subscriptions, key=lambda s: s.key):
+        owners_groups = {group.name for group in subscription.owner.groups}
+        owners_users = set(subscription.owner.users)
+        for ref in sorted(subscription.modelRefs, key=lambda r: r.key):
+            if ref.key not in config.models_by_key:
+                continue
+            grant = grants.get(ref.key, Grant())
+            if not (owners_groups & set(grant.groups) or owners_users & set(grant.users)):
+                warnings.append(
+                    f"subscription {subscription.key}: no maas:authPolicies entry admits its owners to model "
+                    f"{ref.key}, so its callers get 403 there; grant them access or drop the model reference"
+                )
+    return warnings
 
 
 def add_access_control(config: MaasConfig, plan: Plan) -> None:

@@ -28,6 +28,8 @@ TENANT_NAMESPACE_LABEL = "maas.opendatahub.io/tenant-namespace"
 SUBSCRIPTIONS_ANNOTATION = "maas.opendatahub.io/subscriptions"
 AUTH_POLICIES_ANNOTATION = "maas.opendatahub.io/auth-policies"
 CONTROLLER_MANAGED_ANNOTATION = "opendatahub.io/managed"
+# The MaasTenantConfig reconciler ignores `opendatahub.io/managed`; this is its own opt-out.
+MANAGEMENT_STATE_ANNOTATION = "component.opendatahub.io/management-state"
 
 # ------------------------------------------------------------------ models and the MaaS resources maas-api reads
 

@@ -103,6 +103,14 @@ def _apply_unmanaged(config: MaasConfig, plan: Plan) -> None:
 
 
 def _hand_over_from_controller(plan: Plan) -> None:
-    """With a maas-controller still running, mark every object so that the controller leaves it alone."""
+    """With a maas-controller still running, mark every object so that the controller leaves it alone; a
+    MaasTenantConfig also gets the tenant reconciler's own opt-out, so the controller does not reconcile it."""
     for owner in plan.owners:
-        owner.objects = [obj.annotated(naming.CONTROLLER_MANAGED_ANNOTATION, "false") for obj in owner.objects]
+        owner.objects = [_handed_over(obj) for obj in owner.objects]
+
+
+def _handed_over(obj: Desired) -> Desired:
+    obj = obj.annotated(naming.CONTROLLER_MANAGED_ANNOTATION, "false")
+    if obj.kind == "MaasTenantConfig":
+        obj = obj.annotated(naming.MANAGEMENT_STATE_ANNOTATION, "Unmanaged")
+    return obj

@@ -26,6 +26,10 @@ def shared_platform(platform: PlatformConfig) -> list[Desired]:
     if _monitored(platform):
         bodies.append(_pod_monitor(platform))
     desired = [Desired(body) for body in bodies]
+    # The controller created the infra namespace at startup; it may exist already, and it holds the maas-db-config
+    # Secret that operators provide, so it is adopted and never deleted.
+    infra = k8s_object("v1", "Namespace", platform.infraNamespace, None, labels=_labels())
+    desired.append(Desired(infra, retain_on_delete=True, adopt=True))
     if platform.flavor == "openshift":
         # OpenShift publishes this ConfigMap in every namespace itself: take it over, and leave it when we go.
         desired.append(Desired(_service_ca(platform), retain_on_delete=True, adopt=True))

@@ -7,7 +7,7 @@ and retained on delete, so Pulumi neither updates nor deletes them (the controll
 
 from __future__ import annotations
 
-from .config import MaasConfig
+from .config import MaasConfig, TenantConfig
 from .desired import Plan
 from .platform import tenant_outputs, tenant_platform
 from .shared import shared_platform
@@ -21,6 +21,7 @@ def add_tenants(config: MaasConfig, plan: Plan) -> None:
         owner = plan.owner("Tenant", tenant.name)
         if tenant.managementState == "Removed":
             owner.outputs["phase"] = "Removed"
+            plan.warnings.extend(_left_behind(config, tenant))
             continue
         built = tenant_platform(config, tenant)
         owner.objects.extend(built.objects)
@@ -42,3 +43,16 @@ def apply_management_states(config: MaasConfig, plan: Plan) -> None:
             owner.objects = []
         elif tenant.managementState == "Unmanaged":
             owner.objects = [obj.unmanaged() for obj in owner.objects]
+
+
+def _left_behind(config: MaasConfig, tenant: TenantConfig) -> list[str]:
+    """Models, subscriptions and auth policies of a Removed tenant stay published, but nothing serves them."""
+    entries = [f"model {m.key}" for m in config.models if m.tenant == tenant.name]
+    for key, items in (("subscription", config.subscriptions), ("auth policy", config.authPolicies)):
+        entries += [f"{key} {item.key}" for item in items if item.namespace == tenant.namespace]
+    if not entries:
+        return []
+    return [
+        f"maas:tenants ({tenant.name}) is Removed, so its gateway policies and maas-api are gone, but "
+        f"{', '.join(sorted(entries))} still reference it; remove them too, or set the tenant back to Managed"
+    ]

@@ -135,7 +135,8 @@ def test_dev_policy_aggregates_every_contributing_auth_policy(dev_config):
             "app.kubernetes.io/component": "auth-policy",
         },
         "annotations": {
-            "maas.opendatahub.io/auth-policies": "models-as-a-service/basic-access,models-as-a-service/premium-access"
+            "maas.opendatahub.io/auth-policies": "models-as-a-service/basic-access,models-as-a-service/premium-access,"
+            "models-as-a-service/team-access"
         },
     }
     assert body["spec"] == {
@@ -149,7 +150,12 @@ def test_dev_policy_aggregates_every_contributing_auth_policy(dev_config):
                 "model-access": {
                     "patternMatching": {
                         "patterns": [
-                            {"predicate": access.model_access_predicate(["basic-users", "premium-users"], ["alice"])}
+                            {
+                                "predicate": access.model_access_predicate(
+                                    ["basic-users", "platform-admins", "premium-users", "team-x", "team-y"],
+                                    ["alice", "bob"],
+                                )
+                            }
                         ]
                     },
                     "metrics": False,
@@ -210,9 +216,12 @@ def test_outputs_say_who_is_admitted_and_by_which_policies(dev_config):
         "authPolicy": "llm/maas-auth-granite-7b",
         "groups": {
             "basic-users": ["models-as-a-service/basic-access"],
+            "platform-admins": ["models-as-a-service/team-access"],
             "premium-users": ["models-as-a-service/basic-access", "models-as-a-service/premium-access"],
+            "team-x": ["models-as-a-service/team-access"],
+            "team-y": ["models-as-a-service/team-access"],
         },
-        "users": {"alice": ["models-as-a-service/premium-access"]},
+        "users": {"alice": ["models-as-a-service/premium-access"], "bob": ["models-as-a-service/team-access"]},
     }
 
 
@@ -333,7 +342,7 @@ def test_gateway_policies_appear_with_a_new_tenant(dev_raw):
 
 
 def test_per_model_policy_follows_its_auth_policies(dev_raw):
-    dev_raw["authPolicies"] = [p for p in dev_raw["authPolicies"] if p["name"] != "basic-access"]
+    dev_raw["authPolicies"] = [p for p in dev_raw["authPolicies"] if p["name"] not in ("basic-access", "team-access")]
     rendering = render(dev_raw)
     granite = objects_of(rendering, "AuthPolicy")["llm/maas-auth-granite-7b"]
     assert (
@@ -400,3 +409,25 @@ def test_coexist_mode_hands_access_objects_over(dev_raw):
     assert len(policies) == 7
     for obj in policies:
         assert obj.body["metadata"]["annotations"]["opendatahub.io/managed"] == "false"
+
+
+def test_a_subscription_whose_owners_no_policy_admits_is_a_warning():
+    raw = {
+        "models": [model("a"), model("b")],
+        "authPolicies": [auth_policy("p", ["a"], groups=["team"])],
+        "subscriptions": [
+            {
+                "name": "s",
+                "owner": {"groups": [{"name": "team"}], "users": ["carol"]},
+                "modelRefs": [{"name": n, "namespace": "llm", "unlimited": True} for n in ("a", "b")],
+            }
+        ],
+    }
+    assert plan_access(raw).warnings == [
+        "subscription models-as-a-service/s: no maas:authPolicies entry admits its owners to model llm/b, so its "
+        "callers get 403 there; grant them access or drop the model reference"
+    ]
+
+
+def test_dev_stack_subscriptions_are_all_usable(dev_config):
+    assert [w for w in access.plan_model_access(dev_config).warnings if "get 403" in w] == []

@@ -131,3 +131,14 @@ def test_tenant_order_changes_nothing():
     assert forward.objects() == backward.objects()
     assert forward.warnings == backward.warnings and len(forward.warnings) == 3
     assert forward.plan.outputs == backward.plan.outputs
+
+
+def test_removed_tenant_with_entries_left_is_a_warning(dev_raw):
+    next(t for t in dev_raw["tenants"] if t["name"] == "redteam")["managementState"] = "Removed"
+    warnings = render(dev_raw).warnings
+    assert (
+        "maas:tenants (redteam) is Removed, so its gateway policies and maas-api are gone, but auth policy "
+        "ai-tenant-redteam/redteam-access, model redteam-models/claude-sonnet, model redteam-models/qwen-coder, "
+        "subscription ai-tenant-redteam/redteam-eval still reference it; remove them too, or set the tenant back to "
+        "Managed"
+    ) in warnings

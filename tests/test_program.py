@@ -31,7 +31,8 @@ def test_providers_come_from_platform_kubernetes(dev_rendering):
 
 
 def test_only_objects_that_may_preexist_are_adopted(dev_rendering):
-    """Namespaces and OpenShift's CA ConfigMap may exist before the first `up`; nothing else is taken over."""
+    """Namespaces (the infra namespace holds the operator-provided maas-db-config Secret) and OpenShift's CA
+    ConfigMap may exist before the first `up`; nothing else is taken over."""
     adopt = by_name(dev_rendering, "pulumi:providers:kubernetes")["kubernetes-adopt"]
     adopted = {
         (r.inputs["kind"], r.name) for r in dev_rendering.registrations if r.provider.startswith(adopt.urn + "::")
@@ -39,6 +40,7 @@ def test_only_objects_that_may_preexist_are_adopted(dev_rendering):
     assert adopted == {
         ("Namespace", "models-as-a-service"),
         ("Namespace", "ai-tenant-redteam"),
+        ("Namespace", "odh-ai-gateway-infra"),
         ("ConfigMap", "odh-ai-gateway-infra/openshift-service-ca.crt"),
     }
     for registration in dev_rendering.registrations:
@@ -145,6 +147,10 @@ def test_coexist_mode_marks_every_object_for_the_controller(dev_raw):
     objects = render(dev_raw).objects()
     assert objects
     assert all(o["metadata"]["annotations"]["opendatahub.io/managed"] == "false" for o in objects)
+    tenant_configs = [o for o in objects if o["kind"] == "MaasTenantConfig"]
+    assert len(tenant_configs) == 2
+    for body in tenant_configs:  # the tenant reconciler only honours its own opt-out
+        assert body["metadata"]["annotations"]["component.opendatahub.io/management-state"] == "Unmanaged"
 
 
 def test_absent_mode_does_not_annotate(dev_rendering):

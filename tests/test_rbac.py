@@ -12,6 +12,7 @@ from maas.shared import shared_platform
 from tests.conftest import owned
 
 SHARED = {
+    ("Namespace", "odh-ai-gateway-infra"),
     ("ServiceAccount", "odh-ai-gateway-infra/maas-api"),
     ("ServiceAccount", "odh-ai-gateway-infra/maas-api-cleanup"),
     ("ConfigMap", "odh-ai-gateway-infra/openshift-service-ca.crt"),
