@@ -202,8 +202,9 @@ def model_status(config: MaasConfig, model: ModelConfig, governed_by: set[str]) 
             condition("RuntimeReady", "Unknown", "NotObserved", NOT_OBSERVED),
         ],
     }
-    if model.modelRef.kind == "ExternalModel":
-        status["resolvedModelAlias"] = model.modelRef.name
+    alias = model.modelRef.name if model.modelRef.kind == "ExternalModel" else model.modelAlias
+    if alias is not None:
+        status["resolvedModelAlias"] = alias
     return status
 
 

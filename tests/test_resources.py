@@ -9,7 +9,7 @@ import pulumi
 import pytest
 
 from maas import crdschema
-from maas.config import load_config
+from maas.config import ConfigError, load_config
 from maas.render import STATUS_TYPE, render
 from maas.resources import maas_auth_policy, maas_subscription, publish, subscription_status
 from maas.status_provider import stamp_conditions
@@ -91,6 +91,22 @@ def test_llminferenceservice_status_has_no_alias_and_a_path_endpoint(dev_renderi
     assert status["endpoint"] == "https://maas.apps.example.com/granite-7b"
     assert status["httpRouteName"] == "granite-7b-instruct-kserve-route"
     assert "resolvedModelAlias" not in status  # maas-api then uses the MaaSModelRef name as model id
+
+
+def test_llminferenceservice_alias_comes_from_configuration(dev_raw):
+    """KServe publishes the served model id in its live status, which configuration cannot read: say it here so
+    maas-api maps body-routed model names back to the MaaSModelRef."""
+    next(m for m in dev_raw["models"] if m["name"] == "granite-7b")["modelAlias"] = "publishers/llm/models/granite"
+    status = statuses_by_key(render(dev_raw))["MaaSModelRefStatus llm/granite-7b"]["status"]
+    assert status["resolvedModelAlias"] == "publishers/llm/models/granite"
+
+
+def test_model_alias_is_refused_on_an_external_model(dev_raw):
+    next(m for m in dev_raw["models"] if m["name"] == "gpt-4o")["modelAlias"] = "gpt"
+    with pytest.raises(
+        ConfigError, match=r"'modelAlias' is only for LLMInferenceService; an ExternalModel's alias is modelRef.name"
+    ):
+        load_config(dev_raw)
 
 
 def test_model_without_subscription_is_pending(dev_raw):

@@ -209,6 +209,7 @@ class ModelConfig(Strict):
     modelRef: BackendRef
     route: RouteRef = RouteRef()
     endpointOverride: NonEmpty | None = None
+    modelAlias: NonEmpty | None = None
     annotations: dict[StrictStr, StrictStr] = Field(default_factory=dict)
     external: External | None = None
 
@@ -234,6 +235,8 @@ class ModelConfig(Strict):
             raise ValueError("modelRef.kind is ExternalModel, so 'external' is required; add the external provider")
         if self.modelRef.kind != "ExternalModel" and self.external is not None:
             raise ValueError(f"'external' is only for modelRef.kind ExternalModel (this model is {self.modelRef.kind})")
+        if self.modelRef.kind == "ExternalModel" and self.modelAlias is not None:
+            raise ValueError("'modelAlias' is only for LLMInferenceService; an ExternalModel's alias is modelRef.name")
         if self.modelRef.kind == "ExternalModel":
             self._check_external_names()
         return self
