@@ -16,7 +16,7 @@ from typing import Any
 from . import naming
 from .config import MaasConfig, ModelConfig, TenantConfig
 from .config.schema import CAPABILITIES_ANNOTATION, External
-from .desired import k8s_object
+from .desired import Desired, k8s_object, object_identity
 
 REQUEST_TIMEOUT = "300s"
 
@@ -151,6 +151,18 @@ def external_model_objects(config: MaasConfig, model: ModelConfig) -> list[dict[
             )
         )
     return objects
+
+
+def external_model_desired(config: MaasConfig, model: ModelConfig) -> list[Desired]:
+    """The ExternalModel CR waits for its children: a maas-controller still running (`coexist`) creates missing
+    children for every ExternalModel it sees, which would make the program's own creates fail."""
+    bodies = external_model_objects(config, model)
+    children = tuple(
+        object_identity(body["kind"], body["metadata"]["namespace"], body["metadata"]["name"])
+        for body in bodies
+        if body["kind"] != "ExternalModel"
+    )
+    return [Desired(body, depends_on=children if body["kind"] == "ExternalModel" else ()) for body in bodies]
 
 
 def _external_model(model: ModelConfig, external: External) -> dict[str, Any]:

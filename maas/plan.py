@@ -11,7 +11,7 @@ from . import naming
 from .access import add_access_control
 from .config import MaasConfig, TenantConfig
 from .desired import Desired, Plan
-from .models import external_model_objects
+from .models import external_model_desired
 from .ratelimit import plan_rate_limits
 from .readiness import skip_await_on_custom_resources
 from .resources import Publication, publish
@@ -40,7 +40,7 @@ def _add_models(config: MaasConfig, plan: Plan) -> Publication:
     """ExternalModel routing and the MaaS CRs maas-api reads, with their stack outputs; statuses come last."""
     for model in config.models:
         if model.modelRef.kind == "ExternalModel":
-            plan.add("Model", model.key, *(Desired(body) for body in external_model_objects(config, model)))
+            plan.add("Model", model.key, *external_model_desired(config, model))
     publication = publish(config)
     for (kind, name), bodies in publication.objects.items():
         plan.add(kind, name, *(Desired(body) for body in bodies))

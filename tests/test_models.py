@@ -307,3 +307,14 @@ def test_external_children_pass_the_crd_validator(tls):
     config = config_with(external(external={"tls": tls}, route={"hostnames": ["maas.example.com"]}))
     for body in external_model_objects(config, only_model(config)):
         assert crdschema.validate(body) == [], body["kind"]
+
+
+def test_external_model_cr_is_registered_after_its_children(dev_rendering):
+    """With a controller still running, the CR landing first would make the controller create the children."""
+    registered = {(r.inputs.get("kind"), r.name): r for r in dev_rendering.registrations if r.is_kubernetes_object}
+    cr = registered[("ExternalModel", "external-models/gpt-4o")]
+    children = {
+        registered[(kind, "external-models/maas-gpt-4o")].urn
+        for kind in ("Service", "ServiceEntry", "DestinationRule", "HTTPRoute")
+    }
+    assert set(cr.dependencies) == children
