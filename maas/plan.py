@@ -20,6 +20,11 @@ from .tenants import add_tenants, apply_management_states
 
 def build_plan(config: MaasConfig) -> Plan:
     plan = Plan()
+    if config.platform.usageMetricsDashboard:
+        plan.warnings.append(
+            "maas:platform.usageMetricsDashboard is true, but this program does not create the Prometheus usage "
+            "dashboard (dashboard-3-maas-usage-admin) yet; install it separately or use the logs-based dashboards"
+        )
     for tenant in config.tenants:
         plan.owner("Tenant", tenant.name).outputs = _tenant_outputs(config, tenant)
     _add_rate_limits(config, plan)

@@ -168,3 +168,8 @@ def test_render_yaml_to_directory_reaches_the_provider(dev_raw):
     dev_raw["platform"]["kubernetes"]["renderYamlToDirectory"] = "out/manifests"
     for provider in by_name(render(dev_raw), "pulumi:providers:kubernetes").values():
         assert provider.inputs["renderYamlToDirectory"] == "out/manifests"
+
+
+def test_usage_dashboard_setting_is_not_silently_ignored(dev_raw):
+    dev_raw["platform"]["usageMetricsDashboard"] = True
+    assert any(w.startswith("maas:platform.usageMetricsDashboard is true, but") for w in render(dev_raw).warnings)
