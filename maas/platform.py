@@ -91,7 +91,12 @@ def _praxis_warnings(tenant: TenantConfig) -> list[str]:
     """Praxis objects are not described by the references; the choice is only recorded, IPP keeps running."""
     settings = tenant.payloadProcessing
     if settings.type != "praxis":
-        return []
+        if settings.apiTranslation is None and not settings.forceMigration:
+            return []
+        return [
+            f"maas:tenants ({tenant.name}).payloadProcessing: apiTranslation and forceMigration only apply to the "
+            "IPP-to-Praxis migration (type: praxis); with type ipp they have no effect"
+        ]
     unwritten = "; apiTranslation is not written (the MaasTenantConfig CRD has no such field)"
     return [
         f"maas:tenants ({tenant.name}).payloadProcessing.type is praxis, which this program does not deploy yet "

@@ -459,3 +459,11 @@ def test_core_and_custom_kinds_get_pulumi_kubernetes_type_tokens(dev_raw):
         "kubernetes:maas.opendatahub.io/v1alpha1:MaasTenantConfig",
         "kubernetes:cert-manager.io/v1:Certificate",
     }
+
+
+def test_praxis_migration_settings_without_praxis_are_a_warning(dev_raw):
+    dev_raw["tenants"][0]["payloadProcessing"] = {"apiTranslation": {"enabled": True}}
+    assert (
+        "maas:tenants (models-as-a-service).payloadProcessing: apiTranslation and forceMigration only apply to the "
+        "IPP-to-Praxis migration (type: praxis); with type ipp they have no effect"
+    ) in render(dev_raw).warnings
