@@ -21,14 +21,15 @@ from .gateway_auth import HAS_KEY_METADATA, tenant_gateway_objects
 from .models import route_policy
 
 # Caller groups and username from the sources the gateway policy uses (API key validation, else OIDC claims,
-# else the TokenReview user), with every attribute guarded: a caller that lacks them is denied, not an error.
+# else the TokenReview user). Unlike gateway_auth.CALLER_GROUPS/CALLER_USERNAME, which reproduce upstream
+# verbatim, every attribute is guarded: a caller that lacks them is denied, not an evaluation error.
 KEY_METADATA = "auth.metadata.apiKeyValidation"
-CALLER_GROUPS = (
+GUARDED_CALLER_GROUPS = (
     f"({HAS_KEY_METADATA} ? (has({KEY_METADATA}.groups) ? {KEY_METADATA}.groups : []) : "
     "(has(auth.identity.groups) ? auth.identity.groups : "
     "((has(auth.identity.user) && has(auth.identity.user.groups)) ? auth.identity.user.groups : [])))"
 )
-CALLER_USERNAME = (
+GUARDED_CALLER_USERNAME = (
     f'({HAS_KEY_METADATA} ? (has({KEY_METADATA}.username) ? {KEY_METADATA}.username : "") : '
     "(has(auth.identity.preferred_username) ? auth.identity.preferred_username : "
     "(has(auth.identity.sub) ? auth.identity.sub : "
@@ -46,9 +47,9 @@ def model_access_predicate(groups: Iterable[str], users: Iterable[str]) -> str:
     """True exactly when the caller is in one of `groups` or is one of `users` (both de-duplicated, sorted)."""
     clauses = []
     if groups := sorted(set(groups)):
-        clauses.append(f"{CALLER_GROUPS}.exists(g, g in {cel_list(groups)})")
+        clauses.append(f"{GUARDED_CALLER_GROUPS}.exists(g, g in {cel_list(groups)})")
     if users := sorted(set(users)):
-        clauses.append(f"{CALLER_USERNAME} in {cel_list(users)}")
+        clauses.append(f"{GUARDED_CALLER_USERNAME} in {cel_list(users)}")
     return " || ".join(clauses) if clauses else "false"
 
 

@@ -79,15 +79,11 @@ def _add_rate_limits(config: MaasConfig, plan: Plan) -> None:
         if policy is not None:
             owner.objects.append(Desired(policy))
         owner.outputs["route"] = naming.qualified(model.route_namespace, model.route_name)
-        owner.outputs["tokenRateLimitPolicy"] = _identity(policy)
+        owner.outputs["tokenRateLimitPolicy"] = None if policy is None else Desired(policy).logical_name
         models[model.key] = owner.outputs
     plan.warnings.extend(rate_limits.warnings)
     plan.outputs["models"] = models
     plan.outputs["subscriptions"] = rate_limits.subscriptions
-
-
-def _identity(body: dict | None) -> str | None:
-    return None if body is None else naming.qualified(body["metadata"]["namespace"], body["metadata"]["name"])
 
 
 def _apply_unmanaged(config: MaasConfig, plan: Plan) -> None:

@@ -96,7 +96,7 @@ def test_api_key_metadata_wins_over_the_token_identity():
 
 def test_predicate_lists_are_deduplicated_and_sorted():
     predicate = access.model_access_predicate(["b", "a", "b"], ["zed", "amy", "zed"])
-    assert predicate.endswith('.exists(g, g in ["a", "b"]) || ' + access.CALLER_USERNAME + ' in ["amy", "zed"]')
+    assert predicate.endswith('.exists(g, g in ["a", "b"]) || ' + access.GUARDED_CALLER_USERNAME + ' in ["amy", "zed"]')
     assert predicate == access.model_access_predicate(["a", "b"], ["amy", "zed"])
 
 
