@@ -66,11 +66,16 @@ def request(
     metadata: Mapping[str, Any] | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """A request context as Authorino and the wasm-shim expose it: `request.*` and `auth.identity/metadata`."""
+    """A request context as Authorino and the wasm-shim expose it: `request.*` and `auth.identity/metadata`.
+
+    As in Envoy, `request.path` is the whole `:path` (query string included) and `request.url_path` the path
+    without the query string."""
     auth: dict[str, Any] = {"identity": dict(identity or {})}
     if metadata is not None:
         auth["metadata"] = dict(metadata)
-    return {"request": {"path": path, "headers": dict(headers or {})}, "auth": auth}
+    url_path, _, query = path.partition("?")
+    fields = {"path": path, "url_path": url_path, "query": query, "headers": dict(headers or {})}
+    return {"request": fields, "auth": auth}
 
 
 def subscription_identity(

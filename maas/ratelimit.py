@@ -19,7 +19,10 @@ from .models import route_policy
 
 Identity = Literal["short", "legacy"]
 UNLIMITED = "tokens-unlimited"
-DISCOVERY_EXEMPTION = '!request.path.endsWith("/v1/models")'
+# On the query-free path: Envoy's `request.path` is `:path` with the query string, so
+# `.../v1/chat/completions?x=/v1/models` would end with `/v1/models` and escape every limit. The wasm-shim resolves
+# `request.url_path` (a well-known attribute since v0.8), and Kuadrant writes its own route matches on it.
+DISCOVERY_EXEMPTION = '!request.url_path.endsWith("/v1/models")'
 IDENTITY_ATTRIBUTE: dict[Identity, str] = {
     "short": "auth.identity.selected_subscription_id",
     "legacy": "auth.identity.selected_subscription_key",

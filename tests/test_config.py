@@ -121,7 +121,7 @@ CORPUS = [
     (
         "platform.cache.metadataTTL",
         -1,
-        "maas:platform.cache.metadataTTL: -1 is too small; use a whole number of at least 0",
+        "maas:platform.cache.metadataTTL: -1 is too small; use a whole number of at least 0 seconds",
     ),
     ("platform.images.maasApi", 7, "maas:platform.images.maasApi: must be a string (got int 7); quote it in YAML"),
     (
@@ -145,7 +145,7 @@ CORPUS = [
     (
         "tenants.1.oidc",
         {"issuerUrl": "http://kc", "clientId": "c"},
-        "maas:tenants[1] (redteam).oidc.issuerUrl: 'http://kc' is not an https URL; use https://host/path",
+        "maas:tenants[1] (redteam).oidc.issuerUrl: 'http://kc' is not a valid URL (the scheme must be https://); use https://issuer.example.com/realms/maas",
     ),
     (
         "tenants.1.oidc",
@@ -218,7 +218,7 @@ CORPUS = [
     (
         "models.0.modelRef",
         {"kind": "LLMInferenceService", "name": "x" * 254},
-        "maas:models[0] (llm/granite).modelRef.name: must be 1 to 253 characters long (is 254)",
+        "maas:models[0] (llm/granite).modelRef.name: 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... (254 characters)' is not a valid Kubernetes object name; use at most 253",
     ),
     (
         "models.0.route",
@@ -254,7 +254,7 @@ CORPUS = [
                 "credentialRef": {"name": "k"},
             },
         },
-        "maas:models[1] (rt/q).external.endpoint: 'https://api.openai.com' is not a host name; give the FQDN without scheme, port or path",
+        "maas:models[1] (rt/q).external.endpoint: 'https://api.openai.com' is not a host name (not a DNS host name); give the FQDN without scheme, port or path",
     ),
     (
         "models.1",
@@ -425,10 +425,184 @@ CORPUS = [
 ]
 
 
-@pytest.mark.parametrize(("path", "value", "expected"), CORPUS, ids=[f"{c[0]}={c[1]!r}"[:60] for c in CORPUS])
+# Hostile and careless input (issue 8): every value is checked whole, echoed escaped, and the fix is the right one.
+MODEL = "maas:models[0] (llm/granite)"
+HOSTILE = [
+    ("models.0.name", "granite\n", r"maas:models[0] (llm/granite\n).name: 'granite\n' is not a DNS label"),
+    ("tenants.1.name", "redteam\n", r"maas:tenants[1] (redteam\n).name: 'redteam\n' is not a DNS label"),
+    (
+        "subscriptions.0.modelRefs.0.name",
+        "granite\n",
+        rf"{SUB}.modelRefs[0].name: 'granite\n' is not a DNS label",
+    ),
+    (
+        "authPolicies.0.modelRefs.0.namespace",
+        "llm\n",
+        r"maas:authPolicies[0] (models-as-a-service/ap).modelRefs[0].namespace: 'llm\n' is not a DNS label",
+    ),
+    (
+        "subscriptions.0.modelRefs.0.tokenRateLimits.0",
+        {"limit": 100, "window": "\u0661h"},
+        f"{SUB}.modelRefs[0].tokenRateLimits[0].window: '\u0661h' is not a valid window; use s, m or h, e.g. 24h",
+    ),
+    (
+        "subscriptions.0.modelRefs.0.tokenRateLimits.0",
+        {"limit": 100, "window": "1h\n"},
+        rf"{SUB}.modelRefs[0].tokenRateLimits[0].window: '1h\n' is not a valid window",
+    ),
+    (
+        "subscriptions.0.modelRefs.0.tokenRateLimits.0",
+        {"limit": 100, "window": 60},
+        f"{SUB}.modelRefs[0].tokenRateLimits[0].window: 60 has no unit; windows are strings such as 60s, 1m or 24h: use 60s or 1m",
+    ),
+    (
+        "subscriptions.0.modelRefs.0.tokenRateLimits.0",
+        {"limit": 100, "window": 7200},
+        f"{SUB}.modelRefs[0].tokenRateLimits[0].window: 7200 has no unit; windows are strings such as 60s, 1m or 24h: use 7200s or 120m or 2h",
+    ),
+    (
+        "subscriptions.0.owner",
+        {"users": [{"name": "alice"}]},
+        f"{SUB}.owner.users: users are plain names, not {{name: ...}} entries; write users: [alice]",
+    ),
+    (
+        "subscriptions.0.owner",
+        {"groups": ["premium-users"]},
+        f"{SUB}.owner.groups: groups are entries with a name; write groups: [{{name: premium-users}}]",
+    ),
+    (
+        "subscriptions.0.owner",
+        {"groups": [{"name": "gold\u001b[2K\rmaas:tenants[0]: forged"}]},
+        rf"{SUB}.owner.groups[0].name: 'gold\x1b[2K\rmaas:tenants[0]: forged' contains the control character '\x1b'; remove it",
+    ),
+    (
+        "tenants.1.oidc",
+        {"issuerUrl": "https://kc.example.com/realms/maas\nX-Forged: 1", "clientId": "c"},
+        r"maas:tenants[1] (redteam).oidc.issuerUrl: 'https://kc.example.com/realms/maas\nX-Forged: 1' contains the control character '\n'",
+    ),
+    (
+        "tenants.1.oidc",
+        {"issuerUrl": "https://kc.example.com evil", "clientId": "c"},
+        "maas:tenants[1] (redteam).oidc.issuerUrl: 'https://kc.example.com evil' is not a valid URL (a URL has no spaces",
+    ),
+    (
+        "tenants.1.oidc",
+        {"issuerUrl": "https://kc.example.com/realms/maas?x=1", "clientId": "c"},
+        "maas:tenants[1] (redteam).oidc.issuerUrl: 'https://kc.example.com/realms/maas?x=1' is not a valid URL (an issuer has no query or fragment)",
+    ),
+    (
+        "tenants.1.oidc",
+        {"issuerUrl": "https://user:pw@kc.example.com", "clientId": "c"},
+        "maas:tenants[1] (redteam).oidc.issuerUrl: 'https://user:pw@kc.example.com' is not a valid URL (credentials in a URL are not allowed)",
+    ),
+    (
+        "models.0.endpointOverride",
+        "https://https://models.example.com/llm/granite",
+        f"{MODEL}.endpointOverride: 'https://https://models.example.com/llm/granite' is not a valid URL (the host must be a lowercase DNS name",
+    ),
+    (
+        "models.0.endpointOverride",
+        "models.example.com/llm/granite",
+        f"{MODEL}.endpointOverride: 'models.example.com/llm/granite' is not a valid URL (the scheme must be https:// or http://)",
+    ),
+    (
+        "models.0.endpointOverride",
+        "https://Models.Example.com/llm",
+        f"{MODEL}.endpointOverride: 'https://Models.Example.com/llm' is not a valid URL (the host must be a lowercase DNS name",
+    ),
+    (
+        "models.0.modelRef",
+        {"kind": "LLMInferenceService", "name": "Granite 7B"},
+        f"{MODEL}.modelRef.name: 'Granite 7B' is not a valid Kubernetes object name",
+    ),
+    (
+        "models.0.modelRef",
+        {"kind": "LLMInferenceService", "name": "g" * 245},
+        f"{MODEL}: modelRef.name is 245 characters long, so KServe's HTTPRoute 'gggggggggggggggggggggggggggggggggggggggggggggggggggggggggggg... (258 characters)' has 258, over the 253 Kubernetes allows; use a name of at most 240 characters or set route.name",
+    ),
+    (
+        "models.0.route",
+        {"hostnames": ["Models.Example.com"]},
+        f"{MODEL}.route.hostnames[0]: 'Models.Example.com' is not a Gateway API hostname (host names are lowercase)",
+    ),
+    (
+        "platform.gateway.hostname",
+        "*.example.com",
+        "maas:platform.gateway.hostname: '*.example.com' is not a host name",
+    ),
+    (
+        "models.1",
+        {
+            "name": "q",
+            "namespace": "rt",
+            "tenant": "redteam",
+            "modelRef": {"kind": "ExternalModel", "name": "q"},
+            "external": {
+                "provider": "openai",
+                "targetModel": "gpt",
+                "endpoint": "API.OpenAI.com",
+                "credentialRef": {"name": "k"},
+            },
+        },
+        "maas:models[1] (rt/q).external.endpoint: 'API.OpenAI.com' is not a host name (host names are lowercase)",
+    ),
+    (
+        "platform.cache.metadataTTL",
+        2**64,
+        "maas:platform.cache.metadataTTL: 18446744073709551616 is too large; use at most 31622400 seconds",
+    ),
+    (
+        "tenants.1.oidc",
+        {"issuerUrl": "https://kc", "clientId": "c", "ttl": 2**63},
+        "maas:tenants[1] (redteam).oidc.ttl: 9223372036854775808 is too large",
+    ),
+    (
+        "tenants.1.apiKeys",
+        {"maxExpirationDays": 2**53 + 1},
+        "maas:tenants[1] (redteam).apiKeys.maxExpirationDays: 9007199254740993 is too large; use at most 2147483647 day(s)",
+    ),
+    ("subscriptions.0.priority", -(2**63), f"{SUB}.priority: -9223372036854775808 is out of range"),
+    (
+        "models.0.annotations",
+        {"openshift.io/description": "ok\ud800"},
+        f"{MODEL}.annotations.openshift.io/description: 'ok\\ud800' is not valid Unicode text (a lone surrogate)",
+    ),
+    # the platform's own namespaces and identities
+    (
+        "models.0.namespace",
+        "odh-ai-gateway-infra",
+        "maas:models[0] (odh-ai-gateway-infra/granite).namespace: 'odh-ai-gateway-infra' is platform.infraNamespace, where every tenant's maas-api runs; models may not live there",
+    ),
+    (
+        "models.0.route",
+        {"namespace": "openshift-ingress"},
+        f"{MODEL}.route.namespace: 'openshift-ingress' is platform.gateway.namespace, where the Gateways and their policies live; models may not live there",
+    ),
+    (
+        "platform.infraNamespace",
+        "models-as-a-service",
+        "maas:platform.infraNamespace: 'models-as-a-service' is the namespace of tenant 'models-as-a-service'; the platform's namespaces may not be tenant namespaces",
+    ),
+    (
+        "platform.gateway",
+        {"namespace": "ai-tenant-redteam"},
+        "maas:platform.gateway.namespace: 'ai-tenant-redteam' is the namespace of tenant 'redteam'",
+    ),
+    (
+        "platform.monitoringNamespace",
+        "mon\n",
+        r"maas:platform.monitoringNamespace: 'mon\n' contains the control character '\n'; remove it",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "expected"), CORPUS + HOSTILE, ids=[f"{c[0]}={c[1]!r}"[:60] for c in CORPUS + HOSTILE]
+)
 def test_bad_input_is_reported_with_path_and_fix(path, value, expected):
     errors = errors_of(with_change(path, value))
     assert any(error.startswith(expected) for error in errors), errors
+    assert all("\n" not in error and "\x1b" not in error for error in errors), "an issue must stay one line"
 
 
 def test_all_errors_are_reported_together_in_a_stable_order():

@@ -10,7 +10,6 @@ from maas import crdschema, naming
 from maas.config import ConfigError, load_config
 from maas.models import discovered_endpoint, external_model_objects, model_details, route_of
 from maas.resources import model_status
-from tests.conftest import requires_crds
 
 GOVERNED = {"subscription", "authPolicy"}
 
@@ -115,6 +114,12 @@ def test_shortened_name_trims_trailing_separators_before_the_hash():
         (external(route={"hostnames": ["maas.example.com"]}), {}, "https://maas.example.com"),
         (external(), {"gateway": {"hostname": "maas.cluster.example.com"}}, "https://maas.cluster.example.com"),
         (external(), {}, None),
+        (llmisvc(route={"hostnames": ["*.example.com", "m.example.com"]}), {}, "https://m.example.com/granite-7b"),
+        (
+            llmisvc(route={"hostnames": ["*.example.com"]}),
+            {"gateway": {"hostname": "gw.example.com"}},
+            "https://gw.example.com/granite-7b",
+        ),
     ],
 )
 def test_discovered_endpoint_from_route_hostnames_else_gateway_hostname(model, platform, expected):
@@ -301,7 +306,6 @@ def test_route_hostnames_are_set_on_the_external_model_route():
     assert route["spec"]["hostnames"] == ["maas.example.com"]
 
 
-@requires_crds
 @pytest.mark.parametrize("tls", [True, False])
 def test_external_children_pass_the_crd_validator(tls):
     config = config_with(external(external={"tls": tls}, route={"hostnames": ["maas.example.com"]}))

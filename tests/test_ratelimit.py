@@ -8,7 +8,7 @@ from maas import ratelimit
 from maas.config import load_config
 from maas.ratelimit import Member, limit_name, limits, predicate, rate_set, short_id
 
-EXEMPT = ' && !request.path.endsWith("/v1/models")'
+EXEMPT = ' && !request.url_path.endsWith("/v1/models")'
 
 
 def model(name="granite-7b", namespace="llm", **extra) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,19 +13,22 @@ from maas.ratelimit import caller_identity, matching_limits, plan_rate_limits
 INFERENCE = "/llm/m/v1/chat/completions"
 
 
-def assert_each_subscription_matches_only_its_limit(config) -> int:
+def every_member(config):
+    """(policy, caller identity, expected limit) for each subscription on each model that has a policy."""
     plan = plan_rate_limits(config)
     identities = {s.key: s.rateLimitIdentity for s in config.subscriptions}
-    checked = 0
     for subscription, output in plan.subscriptions.items():
         for model, entry in output["models"].items():
-            if model not in plan.policies:
-                continue
-            policy = plan.policies[model]
-            identity = caller_identity(identities[subscription], entry["key"])
-            assert matching_limits(policy, cel.request(INFERENCE, identity)) == [entry["limit"]], (subscription, model)
-            assert matching_limits(policy, cel.request("/llm/m/v1/models", identity)) == []
-            checked += 1
+            if model in plan.policies:
+                yield plan.policies[model], caller_identity(identities[subscription], entry["key"]), entry["limit"]
+
+
+def assert_each_subscription_matches_only_its_limit(config) -> int:
+    checked = 0
+    for policy, identity, limit in every_member(config):
+        assert matching_limits(policy, cel.request(INFERENCE, identity)) == [limit]
+        assert matching_limits(policy, cel.request("/llm/m/v1/models", identity)) == []
+        checked += 1
     return checked
 
 
@@ -61,6 +65,36 @@ def test_without_the_exemption_model_listing_is_limited(dev_raw):
     entry = plan.subscriptions["models-as-a-service/basic"]["models"]["llm/granite-7b"]
     identity = caller_identity("short", entry["key"])
     assert matching_limits(plan.policies["llm/granite-7b"], cel.request("/v1/models", identity)) == [entry["limit"]]
+
+
+# Envoy's `request.path` carries the query string; none of these may escape a token limit.
+ESCAPES = [
+    "/llm/m/v1/chat/completions?x=/v1/models",
+    "/llm/m/v1/chat/completions?/v1/models",
+    "/llm/m/v1/completions?a=b&c=/v1/models",
+    "/llm/m/v1/chat/completions?q=%2Fv1%2Fmodels&/v1/models",
+]
+LISTINGS = ["/llm/m/v1/models", "/llm/m/v1/models?limit=10", "/v1/models", "/v1/models?x=/v1/chat/completions"]
+
+
+@pytest.mark.parametrize("path", ESCAPES)
+def test_a_query_string_ending_in_v1_models_does_not_escape_any_limit(dev_config, path):
+    for policy, identity, limit in every_member(dev_config):
+        assert matching_limits(policy, cel.request(path, identity)) == [limit]
+
+
+@pytest.mark.parametrize("path", LISTINGS)
+def test_model_listing_stays_exempt_with_or_without_a_query(dev_config, path):
+    for policy, identity, _ in every_member(dev_config):
+        assert matching_limits(policy, cel.request(path, identity)) == []
+
+
+def test_the_upstream_exemption_on_request_path_would_let_the_query_string_trick_through(dev_config):
+    """Why the exemption is on `request.url_path`: the upstream text, evaluated on the same request, escapes."""
+    upstream = 'auth.identity.selected_subscription_id == "x" && !request.path.endsWith("/v1/models")'
+    context = cel.request(ESCAPES[0], cel.subscription_identity(rate_limit_id="x"))
+    assert not cel.matches(upstream, context)
+    assert cel.matches(upstream.replace("request.path", "request.url_path"), context)
 
 
 RATES = st.sampled_from([(100, "1m"), (20, "1m"), (1000, "1h"), (1000, "60m"), (5, "1s"), (99999, "1s")])

@@ -11,6 +11,24 @@ from pydantic import BaseModel
 
 from .. import naming
 
+MAX_SHOWN = 80  # characters of a value echoed in a message; a 300 kB annotation is not repeated whole
+
+
+def escaped(text: str) -> str:
+    """`text` with every character that could end or forge a line (controls, separators, lone surrogates)
+    written as a Python escape, so one issue is always one line of the terminal."""
+    return "".join(
+        ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape", "backslashreplace").decode() for ch in text
+    )
+
+
+def quoted(value: object) -> str:
+    """A value as messages echo it: single-quoted, escaped, long values shortened with their length."""
+    text = escaped(str(value))
+    if len(text) > MAX_SHOWN:
+        text = f"{text[: MAX_SHOWN - 20]}... ({len(str(value))} characters)"
+    return f"'{text}'"
+
 
 @dataclass(frozen=True, order=True)
 class ConfigIssue:
@@ -18,7 +36,7 @@ class ConfigIssue:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
+        return escaped(f"{self.path}: {self.message}")
 
 
 class ConfigError(Exception):
@@ -72,11 +90,11 @@ def _message(root: type, loc: tuple[Any, ...], error: dict[str, Any]) -> str:
         return str(context.get("error", error["msg"]))
     if kind == "extra_forbidden":
         allowed = ", ".join(_allowed_keys(root, loc[:-1]))
-        return f"unknown key '{loc[-1]}'; check the spelling (allowed here: {allowed})"
+        return f"unknown key {quoted(loc[-1])}; check the spelling (allowed here: {allowed})"
     if kind == "missing":
         return "is required; add it"
     if kind == "literal_error":
-        return f"{value!r} is not allowed; use {context.get('expected')}"
+        return f"{quoted(value)} is not allowed; use {context.get('expected')}"
     if kind == "too_short":
         return "must not be empty; give at least one entry"
     if kind in ("model_type", "model_attributes_type", "dict_type"):
@@ -93,7 +111,9 @@ def _message(root: type, loc: tuple[Any, ...], error: dict[str, Any]) -> str:
 
 
 def _describe(value: Any) -> str:
-    return f"{type(value).__name__} {value!r}" if not isinstance(value, (dict, list)) else type(value).__name__
+    if isinstance(value, (dict, list)):
+        return type(value).__name__
+    return f"{type(value).__name__} {quoted(value) if isinstance(value, str) else repr(value)}"
 
 
 def _allowed_keys(root: type, loc: tuple[Any, ...]) -> list[str]:

@@ -48,6 +48,7 @@ def check_references(config: MaasConfig, positions: dict[str, list[int]], known:
     issues += _unique_gateways(config, tenants)
     issues += _unique(models, "models", lambda m: m.key, "model")
     issues += _model_tenants(config, models, known)
+    issues += _outside_platform_namespaces(config, models)
     issues += _unique(models, "models", lambda m: (m.route_namespace, m.route_name), "HTTPRoute", _route_text)
     issues += _unique(models, "models", lambda m: (m.route_namespace, m.name), "policy name", _policy_text)
     scoped = (
@@ -103,6 +104,45 @@ def _unique_gateways(config: MaasConfig, tenants: list[Indexed]) -> list[ConfigI
                     f"{item.path('tenants')}.gateway",
                     f"Gateway '{gateway}' already serves tenant '{first.entry.name}'; two tenants may not share a "
                     "Gateway, so set a different gateway.name",
+                )
+            )
+    return issues
+
+
+def _platform_namespaces(config: MaasConfig) -> dict[str, str]:
+    """The namespaces whose objects the platform alone names: maas-api of every tenant, and the Gateways with
+    their AuthPolicies and telemetry. An entry there could take the identity of one of those objects."""
+    return {
+        config.platform.infraNamespace: "platform.infraNamespace, where every tenant's maas-api runs",
+        config.platform.gateway.namespace: "platform.gateway.namespace, where the Gateways and their policies live",
+    }
+
+
+def _outside_platform_namespaces(config: MaasConfig, models: list[Indexed]) -> list[ConfigIssue]:
+    """Models and their routes stay out of the platform's namespaces, and so do tenants (subscriptions and auth
+    policies live in tenant namespaces)."""
+    reserved = _platform_namespaces(config)
+    issues = []
+    for item in models:
+        model: ModelConfig = item.entry
+        places = {"namespace": model.namespace, "route.namespace": model.route.namespace}
+        for place, namespace in places.items():
+            if namespace in reserved:
+                issues.append(
+                    ConfigIssue(
+                        f"{item.path('models')}.{place}",
+                        f"'{namespace}' is {reserved[namespace]}; models may not live there, so use the "
+                        "namespace of the model's backend",
+                    )
+                )
+    for tenant in config.tenants:
+        if tenant.namespace in reserved:
+            setting = reserved[tenant.namespace].split(",")[0]
+            issues.append(
+                ConfigIssue(
+                    f"maas:{setting}",
+                    f"'{tenant.namespace}' is the namespace of tenant '{tenant.name}'; the platform's namespaces "
+                    "may not be tenant namespaces, so choose another",
                 )
             )
     return issues

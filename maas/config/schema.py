@@ -13,18 +13,20 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from .. import naming
+from .errors import quoted
 from .types import (
     DNS_LABEL,
     DnsLabel,
+    EndpointUrl,
     ExpirationDays,
     Fqdn,
+    GatewayHostname,
     HttpsUrl,
     Int32,
     JwksTTLSeconds,
     Name63,
     Name253,
     NonEmpty,
-    NonNegative,
     ObjectName,
     Percent,
     Port,
@@ -33,7 +35,10 @@ from .types import (
     StrictBool,
     StrictStr,
     TenantName,
+    Text,
     TokenLimit,
+    TTLSeconds,
+    Unicode,
     Window,
 )
 
@@ -50,8 +55,8 @@ class GatewayRef(Strict):
 
 
 class CacheTTLs(Strict):
-    metadataTTL: NonNegative = 60
-    authzTTL: NonNegative = 60
+    metadataTTL: TTLSeconds = 60
+    authzTTL: TTLSeconds = 60
 
 
 class Images(Strict):
@@ -61,10 +66,10 @@ class Images(Strict):
 
 
 class KubernetesProvider(Strict):
-    kubeconfig: StrictStr | None = None
-    context: StrictStr | None = None
-    clusterIdentifier: StrictStr | None = None
-    renderYamlToDirectory: StrictStr | None = None
+    kubeconfig: StrictStr | None = None  # a path, or the kubeconfig itself (several lines)
+    context: Text | None = None
+    clusterIdentifier: Text | None = None
+    renderYamlToDirectory: Text | None = None
     enableServerSideApply: StrictBool = True
     upsertExistingObjects: StrictBool = False
 
@@ -73,7 +78,7 @@ class PlatformConfig(Strict):
     flavor: Literal["openshift", "xks"] = "openshift"
     infraNamespace: DnsLabel = "odh-ai-gateway-infra"
     controllerNamespace: DnsLabel = "opendatahub"
-    monitoringNamespace: StrictStr = "opendatahub"
+    monitoringNamespace: Text = "opendatahub"
     gateway: GatewayRef = GatewayRef()
     clusterAudience: NonEmpty = "https://kubernetes.default.svc"
     cache: CacheTTLs = CacheTTLs()
@@ -87,9 +92,9 @@ class PlatformConfig(Strict):
     @field_validator("monitoringNamespace")
     @classmethod
     def _label_or_empty(cls, value: str) -> str:
-        if value and not DNS_LABEL.match(value):
+        if value and not (len(value) <= 63 and DNS_LABEL.fullmatch(value)):
             raise ValueError(
-                f"'{value}' is not a DNS label; give a namespace, or \"\" to disable dashboards and monitors"
+                f'{quoted(value)} is not a DNS label; give a namespace, or "" to disable dashboards and monitors'
             )
         return value
 
@@ -178,17 +183,17 @@ class TenantConfig(Strict):
 
 class BackendRef(Strict):
     kind: Literal["LLMInferenceService", "ExternalModel"]
-    name: Name253
+    name: ObjectName
 
 
 class RouteRef(Strict):
     name: ObjectName | None = None
     namespace: DnsLabel | None = None
-    hostnames: tuple[NonEmpty, ...] = ()
+    hostnames: tuple[GatewayHostname, ...] = ()
 
 
 class CredentialRef(Strict):
-    name: Name253
+    name: ObjectName
 
 
 class External(Strict):
@@ -208,9 +213,9 @@ class ModelConfig(Strict):
     tenant: TenantName = naming.DEFAULT_TENANT
     modelRef: BackendRef
     route: RouteRef = RouteRef()
-    endpointOverride: NonEmpty | None = None
+    endpointOverride: EndpointUrl | None = None
     modelAlias: NonEmpty | None = None
-    annotations: dict[StrictStr, StrictStr] = Field(default_factory=dict)
+    annotations: dict[Text, Unicode] = Field(default_factory=dict)
     external: External | None = None
 
     @field_validator("annotations")
@@ -239,7 +244,19 @@ class ModelConfig(Strict):
             raise ValueError("'modelAlias' is only for LLMInferenceService; an ExternalModel's alias is modelRef.name")
         if self.modelRef.kind == "ExternalModel":
             self._check_external_names()
+        elif self.route.name is None:
+            self._check_kserve_route_name()
         return self
+
+    def _check_kserve_route_name(self) -> None:
+        """KServe names the route `{modelRef.name}-kserve-route`; the policies target it by that name."""
+        route = naming.llmisvc_route_name(self.modelRef.name)
+        if len(route) > 253:
+            raise ValueError(
+                f"modelRef.name is {len(self.modelRef.name)} characters long, so KServe's HTTPRoute "
+                f"{quoted(route)} has {len(route)}, over the 253 Kubernetes allows; use a name of at most "
+                f"{253 - len(route) + len(self.modelRef.name)} characters or set route.name"
+            )
 
     def _check_external_names(self) -> None:
         """The program creates the ExternalModel's HTTPRoute and Service `maas-{modelRef.name}` itself."""
@@ -250,9 +267,10 @@ class ModelConfig(Strict):
                 "(route.hostnames is allowed)"
             )
         service = naming.external_model_route_name(self.modelRef.name)
-        if len(service) > 63 or not DNS_LABEL.match(self.modelRef.name):
+        if len(service) > 63 or not DNS_LABEL.fullmatch(self.modelRef.name):
             raise ValueError(
-                f"modelRef.name '{self.modelRef.name}' would name the ExternalName Service '{service}', which must "
+                f"modelRef.name {quoted(self.modelRef.name)} would name the ExternalName Service {quoted(service)}, "
+                "which must "
                 "be a DNS label of at most 63 characters; use a lowercase name of at most 58 characters"
             )
 
@@ -284,6 +302,23 @@ class Subjects(Strict):
     groups: tuple[GroupRef, ...] = ()
     users: tuple[NonEmpty, ...] = ()
 
+    @field_validator("users", mode="before")
+    @classmethod
+    def _users_are_plain_names(cls, value: object) -> object:
+        """Groups are `{name: ...}` entries and users plain strings, as in the CRD: a common mix-up."""
+        if isinstance(value, list) and any(isinstance(item, dict) and set(item) == {"name"} for item in value):
+            names = ", ".join(str(i["name"]) if isinstance(i, dict) else str(i) for i in value)
+            raise ValueError(f"users are plain names, not {{name: ...}} entries; write users: [{names}]")
+        return value
+
+    @field_validator("groups", mode="before")
+    @classmethod
+    def _groups_are_entries(cls, value: object) -> object:
+        if isinstance(value, list) and any(isinstance(item, str) for item in value):
+            entries = ", ".join(f"{{name: {i}}}" if isinstance(i, str) else str(i) for i in value)
+            raise ValueError(f"groups are entries with a name; write groups: [{entries}]")
+        return value
+
     @model_validator(mode="after")
     def _someone(self) -> Subjects:
         if not self.groups and not self.users:
@@ -292,8 +327,8 @@ class Subjects(Strict):
 
 
 class ModelKey(Strict):
-    name: Name63
-    namespace: Name63
+    name: DnsLabel
+    namespace: DnsLabel
 
     @property
     def key(self) -> str:
@@ -301,9 +336,9 @@ class ModelKey(Strict):
 
 
 class Metadata(Strict):
-    organizationId: StrictStr | None = None
-    costCenter: StrictStr | None = None
-    labels: dict[StrictStr, StrictStr] = Field(default_factory=dict)
+    organizationId: Text | None = None
+    costCenter: Text | None = None
+    labels: dict[Text, Text] = Field(default_factory=dict)
 
 
 class AuthPolicyConfig(Strict):
@@ -312,7 +347,7 @@ class AuthPolicyConfig(Strict):
     modelRefs: tuple[ModelKey, ...] = Field(min_length=1)
     subjects: Subjects
     meteringMetadata: Metadata | None = None
-    annotations: dict[StrictStr, StrictStr] = Field(default_factory=dict)
+    annotations: dict[Text, Unicode] = Field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -329,8 +364,8 @@ class BillingRate(Strict):
 
 
 class SubscriptionModelRef(Strict):
-    name: Name63
-    namespace: Name63
+    name: DnsLabel
+    namespace: DnsLabel
     tokenRateLimits: tuple[TokenRateLimit, ...] = ()
     billingRate: BillingRate | None = None
     unlimited: StrictBool = False
@@ -356,7 +391,7 @@ class SubscriptionConfig(Strict):
     priority: Int32 = 0
     tokenMetadata: Metadata | None = None
     rateLimitIdentity: Literal["short", "legacy"] = "short"
-    annotations: dict[StrictStr, StrictStr] = Field(default_factory=dict)
+    annotations: dict[Text, Unicode] = Field(default_factory=dict)
 
     @property
     def key(self) -> str:

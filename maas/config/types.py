@@ -1,24 +1,30 @@
 """Constrained scalar types and the strict base model shared by every configuration entry.
 
 Each constraint carries its own message, phrased as what is wrong and how to fix it, because these messages are
-what a platform engineer reads when `pulumi up` refuses a configuration.
+what a platform engineer reads when `pulumi up` refuses a configuration. Every pattern matches the whole value
+(`fullmatch`: `$` would let a trailing newline through) and only ASCII where Kubernetes requires it.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated
+import urllib.parse
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, StrictBool, StrictInt, StrictStr
 
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-FQDN = re.compile(r"^[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?)*$")
-WINDOW = re.compile(r"^[1-9]\d{0,3}(s|m|h)$")
+from .errors import quoted
+
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+# A Gateway API hostname (lowercase RFC 1123, optionally one leading `*.` label), as the CRDs require.
+HOSTNAME = re.compile(r"(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+WINDOW = re.compile(r"([1-9][0-9]{0,3})(s|m|h)")
 WINDOW_SECONDS = {"s": 1, "m": 60, "h": 3600}
-MAX_WINDOW_SECONDS = 366 * 24 * 3600
+YEAR_SECONDS = 366 * 24 * 3600
 MAX_TOKEN_LIMIT = 1_000_000_000
 INT32_MAX = 2**31 - 1
+MAX_TEXT = 4096
 
 
 class Strict(BaseModel):
@@ -27,15 +33,33 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
 
 
+def unicode_text(value: str) -> str:
+    """Encodable as UTF-8: JSON and YAML may carry a lone surrogate, which no API server accepts."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{quoted(value)} is not valid Unicode text (a lone surrogate); remove it") from None
+    return value
+
+
+def printable(value: str) -> str:
+    """No control characters, line separators or lone surrogates: they cannot be written to the API server as
+    intended (or not at all) and would let a value forge lines in logs and previews."""
+    bad = next((ch for ch in value if not ch.isprintable() and ch != " "), None)
+    if bad is not None:
+        raise ValueError(f"{quoted(value)} contains the control character {quoted(bad)}; remove it")
+    return unicode_text(value)
+
+
 def _dns_label(max_length: int):
     def check(value: str) -> str:
         if not value:
             raise ValueError("must not be empty")
         if len(value) > max_length:
-            raise ValueError(f"'{value}' is {len(value)} characters long; use at most {max_length}")
-        if not DNS_LABEL.match(value):
+            raise ValueError(f"{quoted(value)} is {len(value)} characters long; use at most {max_length}")
+        if not DNS_LABEL.fullmatch(value):
             raise ValueError(
-                f"'{value}' is not a DNS label; use lowercase letters, digits and '-', "
+                f"{quoted(value)} is not a DNS label; use lowercase letters, digits and '-', "
                 "starting and ending with a letter or digit"
             )
         return value
@@ -43,10 +67,12 @@ def _dns_label(max_length: int):
     return AfterValidator(check)
 
 
-def _dns_subdomain(value: str) -> str:
-    if not value or len(value) > 253 or not DNS_SUBDOMAIN.match(value):
+def object_name(value: str, max_length: int = 253) -> str:
+    """A Kubernetes object name (DNS-1123 subdomain) of at most `max_length` characters."""
+    if not value or len(value) > max_length or not DNS_SUBDOMAIN.fullmatch(value):
         raise ValueError(
-            f"'{value}' is not a valid Kubernetes object name; use at most 253 lowercase letters, digits, '-' and '.'"
+            f"{quoted(value)} is not a valid Kubernetes object name; use at most {max_length} lowercase letters, "
+            "digits, '-' and '.'"
         )
     return value
 
@@ -55,23 +81,34 @@ def _length(min_length: int, max_length: int):
     def check(value: str) -> str:
         if not min_length <= len(value) <= max_length:
             raise ValueError(f"must be {min_length} to {max_length} characters long (is {len(value)})")
-        return value
+        return printable(value)
 
     return AfterValidator(check)
 
 
-def _window(value: str) -> str:
-    if not WINDOW.match(value):
-        raise ValueError(f"'{value}' is not a valid window; use s, m or h, e.g. 24h")
-    seconds = int(value[:-1]) * WINDOW_SECONDS[value[-1]]
-    if seconds > MAX_WINDOW_SECONDS:
-        raise ValueError(f"'{value}' is longer than 366 days; use at most 8784h")
+def _window_given_a_number(value: Any) -> Any:
+    """`window: 60` is a common slip: say which strings mean that."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        hint = " or ".join(_window_spellings(value)) if value > 0 else "a positive number with s, m or h, e.g. 1m"
+        raise ValueError(f"{value} has no unit; windows are strings such as 60s, 1m or 24h: use {hint}")
     return value
 
 
-def _token_limit(value: int) -> int:
-    if not 1 <= value <= MAX_TOKEN_LIMIT:
-        raise ValueError(f"{value} is out of range; use a whole number from 1 to {MAX_TOKEN_LIMIT}")
+def _window_spellings(seconds: int) -> list[str]:
+    spellings = [f"{seconds}s"]
+    for unit, size in (("m", 60), ("h", 3600)):
+        if seconds % size == 0:
+            spellings.append(f"{seconds // size}{unit}")
+    return spellings
+
+
+def _window(value: str) -> str:
+    match = WINDOW.fullmatch(value)
+    if match is None:
+        raise ValueError(f"{quoted(value)} is not a valid window; use s, m or h, e.g. 24h")
+    seconds = int(match.group(1)) * WINDOW_SECONDS[match.group(2)]
+    if seconds > YEAR_SECONDS:
+        raise ValueError(f"{quoted(value)} is longer than 366 days; use at most 8784h")
     return value
 
 
@@ -84,56 +121,118 @@ def _between(low: int, high: int):
     return AfterValidator(check)
 
 
-def _at_least(low: int, unit: str = ""):
+def _at_least(low: int, unit: str = "", high: int = INT32_MAX):
+    """A lower bound that matters to the user, and an upper one that only keeps the value representable."""
+
     def check(value: int) -> int:
         if value < low:
             raise ValueError(f"{value} is too small; use a whole number of at least {low}{unit}")
+        if value > high:
+            raise ValueError(f"{value} is too large; use at most {high}{unit}")
         return value
 
     return AfterValidator(check)
 
 
-def _https_url(value: str) -> str:
-    if not re.match(r"^https://[^\s/]+", value):
-        raise ValueError(f"'{value}' is not an https URL; use https://host/path")
-    return value
+def _host(host: str) -> str | None:
+    """The problem of a DNS host name, or None: lowercase RFC 1123 labels of at most 63, 253 in all."""
+    if host != host.lower():
+        return "host names are lowercase"
+    if len(host) > 253 or any(len(label) > 63 for label in host.split(".")):
+        return "a host name has at most 253 characters and labels of at most 63"
+    return None if DNS_SUBDOMAIN.fullmatch(host) else "not a DNS host name"
 
 
 def _fqdn(value: str) -> str:
-    if not 1 <= len(value) <= 253 or not FQDN.match(value):
+    problem = _host(value)
+    if problem is not None:
         raise ValueError(
-            f"'{value}' is not a host name; give the FQDN without scheme, port or path, e.g. api.openai.com"
+            f"{quoted(value)} is not a host name ({problem}); give the FQDN without scheme, port or path, "
+            "e.g. api.openai.com"
         )
     return value
 
 
+def _gateway_hostname(value: str) -> str:
+    problem = _host(value.removeprefix("*.")) or (None if HOSTNAME.fullmatch(value) else "not a DNS host name")
+    if problem is not None:
+        raise ValueError(
+            f"{quoted(value)} is not a Gateway API hostname ({problem}); use a lowercase host such as "
+            "models.example.com, optionally with one leading '*.'"
+        )
+    return value
+
+
+def url_problem(value: str, schemes: tuple[str, ...]) -> str | None:
+    """Why `value` is not an absolute URL with one of `schemes` and a DNS host (None when it is one)."""
+    printable(value)
+    if any(ch.isspace() for ch in value) or not value.isascii():
+        return "a URL has no spaces and only ASCII characters (percent-encode the others)"
+    parts = urllib.parse.urlsplit(value)
+    if parts.scheme not in schemes:
+        return f"the scheme must be {' or '.join(s + '://' for s in schemes)}"
+    if parts.username is not None or parts.password is not None:
+        return "credentials in a URL are not allowed"
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        return "the port is not a number from 1 to 65535"
+    host = parts.hostname or ""
+    if _host(host) is not None or parts.netloc != (host if port is None else f"{host}:{port}"):
+        return "the host must be a lowercase DNS name, e.g. https://models.example.com/path"
+    return None
+
+
+def _url(schemes: tuple[str, ...], example: str, no_query: bool = False):
+    def check(value: str) -> str:
+        problem = url_problem(value, schemes)
+        if problem is None and no_query and (urllib.parse.urlsplit(value).query or "#" in value):
+            problem = "an issuer has no query or fragment"
+        if problem is not None:
+            raise ValueError(f"{quoted(value)} is not a valid URL ({problem}); use {example}")
+        return value
+
+    return AfterValidator(check)
+
+
+Text = Annotated[StrictStr, AfterValidator(printable)]
+Unicode = Annotated[StrictStr, AfterValidator(unicode_text)]  # may span lines (an annotation's description)
 DnsLabel = Annotated[StrictStr, _dns_label(63)]
 TenantName = Annotated[StrictStr, _dns_label(41)]
-ObjectName = Annotated[StrictStr, AfterValidator(_dns_subdomain)]
+ObjectName = Annotated[StrictStr, AfterValidator(object_name)]
 Name63 = Annotated[StrictStr, _length(1, 63)]
 Name253 = Annotated[StrictStr, _length(1, 253)]
-NonEmpty = Annotated[StrictStr, _length(1, 4096)]
-Window = Annotated[StrictStr, AfterValidator(_window)]
-TokenLimit = Annotated[StrictInt, AfterValidator(_token_limit)]
+NonEmpty = Annotated[StrictStr, _length(1, MAX_TEXT)]
+Window = Annotated[StrictStr, BeforeValidator(_window_given_a_number), AfterValidator(_window)]
+TokenLimit = Annotated[StrictInt, _between(1, MAX_TOKEN_LIMIT)]
 Int32 = Annotated[StrictInt, _between(-(2**31), INT32_MAX)]
 Port = Annotated[StrictInt, _between(1, 65535)]
 Percent = Annotated[StrictInt, _between(1, 100)]
 Replicas = Annotated[StrictInt, _between(1, 100)]
-NonNegative = Annotated[StrictInt, _at_least(0)]
-JwksTTLSeconds = Annotated[Int32, _at_least(30, " seconds")]
-ExpirationDays = Annotated[Int32, _at_least(1, " day(s)")]
-HttpsUrl = Annotated[StrictStr, AfterValidator(_https_url)]
+# Cache TTLs are bounded by a year: the CRD field is an integer, and Pulumi carries numbers as doubles, so nothing
+# may need more than 53 bits to arrive unchanged.
+TTLSeconds = Annotated[StrictInt, _at_least(0, " seconds", YEAR_SECONDS)]
+JwksTTLSeconds = Annotated[StrictInt, _at_least(30, " seconds", YEAR_SECONDS)]
+ExpirationDays = Annotated[StrictInt, _at_least(1, " day(s)")]
+HttpsUrl = Annotated[StrictStr, _url(("https",), "https://issuer.example.com/realms/maas", no_query=True)]
+EndpointUrl = Annotated[StrictStr, _url(("https", "http"), "https://models.example.com/llm/granite")]
 Fqdn = Annotated[StrictStr, AfterValidator(_fqdn)]
+GatewayHostname = Annotated[StrictStr, AfterValidator(_gateway_hostname)]
 
 __all__ = [
     "DnsLabel",
+    "EndpointUrl",
+    "ExpirationDays",
     "Fqdn",
+    "GatewayHostname",
     "HttpsUrl",
     "Int32",
+    "JwksTTLSeconds",
     "Name63",
     "Name253",
     "NonEmpty",
-    "NonNegative",
     "ObjectName",
     "Percent",
     "Port",
@@ -142,7 +241,11 @@ __all__ = [
     "StrictBool",
     "StrictInt",
     "StrictStr",
+    "TTLSeconds",
     "TenantName",
+    "Text",
     "TokenLimit",
+    "Unicode",
     "Window",
+    "object_name",
 ]
