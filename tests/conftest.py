@@ -1,4 +1,4 @@
-"""Shared fixtures: the example stack, offline rendering under Pulumi mocks, and the CRD validator."""
+"""Shared fixtures: the example stack and offline rendering under Pulumi mocks."""
 
 from __future__ import annotations
 
@@ -9,13 +9,10 @@ from typing import Any
 import pytest
 
 from maas.config import load_config, raw_from_stack_file
-from maas.crdschema import crds_available
 from maas.render import Rendering, render
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Tests that validate against ../shared/crds skip, saying why, only when that folder is absent.
-requires_crds = pytest.mark.skipif(not crds_available(), reason="../shared/crds is absent: no CRDs to validate against")
 DEV_STACK = ROOT / "Pulumi.dev.yaml"
 
 

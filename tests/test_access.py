@@ -8,7 +8,7 @@ from maas import access, cel, crdschema
 from maas.config import ConfigError, load_config
 from maas.plan import build_plan
 from maas.render import render
-from tests.conftest import objects_of, requires_crds
+from tests.conftest import objects_of
 
 AUTH_POLICY = "kubernetes:kuadrant.io/v1:AuthPolicy"
 TRLP = "kubernetes:kuadrant.io/v1alpha1:TokenRateLimitPolicy"
@@ -311,7 +311,6 @@ def test_dev_stack_redteam_gateway_has_oidc_and_x_api_key_and_default_has_neithe
     assert set(default) == {"api-keys", "openshift-identities"}
 
 
-@requires_crds
 def test_every_rendered_access_object_is_valid_against_the_crds(dev_rendering):
     bodies = [
         *objects_of(dev_rendering, "AuthPolicy").values(),

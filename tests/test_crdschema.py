@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import copy
+import hashlib
+import re
 import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maas import crdschema
 from maas.crdschema import CrdRegistry, validate, validate_all
-
-pytestmark = pytest.mark.skipif(
-    not crdschema.crds_available(),
-    reason=f"CRD folder {crdschema.crds_dir()} not found (set {crdschema.CRDS_DIR_ENV} or check out ../shared)",
-)
 
 # Kinds the program renders; every CEL rule reachable from them must be evaluable.
 RENDERED_KINDS = {
@@ -218,16 +216,72 @@ def only_error(obj: dict) -> str:
 # locating the folder
 
 
+REPO_ROOT = Path(crdschema.__file__).resolve().parents[2]  # maas/crdschema/__init__.py
+VENDORED = REPO_ROOT / "crds"
+
+
 def test_crds_dir_honours_the_environment_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv(crdschema.CRDS_DIR_ENV, str(tmp_path))
     assert crdschema.crds_dir() == tmp_path
-    assert not crdschema.crds_available()  # empty folder
 
 
-def test_crds_dir_defaults_to_shared_next_to_the_repository(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_crds_dir_defaults_to_the_copy_vendored_in_the_repository(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(crdschema.CRDS_DIR_ENV, raising=False)
-    repo_root = Path(crdschema.__file__).resolve().parents[2]  # maas/crdschema/__init__.py
-    assert crdschema.crds_dir() == repo_root.parent / "shared" / "crds"
+    assert crdschema.crds_dir() == VENDORED
+
+
+def sources_listing() -> tuple[set[str], re.Match]:
+    """The CRD files SOURCES.md names (table rows and the backticked names of later additions), and its total line."""
+    text = (VENDORED / "SOURCES.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| ([^ |/]+\.yaml) \|", text, re.MULTILINE))
+    later = set(re.findall(r"`([^`/ ]+\.yaml)`", text))
+    total = re.search(r"^Total: (\d+) files, (\d+) bytes\.$", text, re.MULTILINE)
+    assert total is not None
+    return rows | later, total
+
+
+def test_vendored_crds_are_exactly_the_files_sources_md_lists() -> None:
+    listed, _ = sources_listing()
+    present = {path.name for path in VENDORED.glob("*.yaml")}
+    assert len(listed) == 33
+    assert sorted(listed - present) == []  # every listed file is vendored
+    assert sorted(present - listed) == []  # every vendored CRD file is listed
+
+
+def test_vendored_crds_are_byte_identical_to_their_recorded_checksums() -> None:
+    """SHA256SUMS (``cd crds && sha256sum -c SHA256SUMS``) was taken from the source folder at vendoring time."""
+    recorded = dict(
+        reversed(line.split("  ", 1)) for line in (VENDORED / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
+    )
+    listed, _ = sources_listing()
+    assert set(recorded) == listed | {"SOURCES.md"}
+    actual = {name: hashlib.sha256((VENDORED / name).read_bytes()).hexdigest() for name in recorded}
+    assert actual == recorded
+
+
+def test_the_table_of_sources_md_adds_up_to_its_total() -> None:
+    text = (VENDORED / "SOURCES.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| ([^ |/]+\.yaml) \|", text, re.MULTILINE)
+    _, total = sources_listing()
+    assert (len(rows), sum((VENDORED / row).stat().st_size for row in rows)) == (30, 4_460_871)
+    assert (int(total.group(1)), int(total.group(2))) == (30, 4_460_871)
+
+
+def test_a_crd_list_in_a_file_of_any_name_is_loaded(tmp_path: Path) -> None:
+    """What `kubectl get crd -o yaml > crds.yaml` writes: one List of CRDs, in a file named after no group."""
+    crd = yaml.safe_load(textwrap.dedent(WIDGET_CRD))
+    for name in ("crds.yaml", "my_crds.yaml"):
+        folder = tmp_path / name.removesuffix(".yaml")
+        folder.mkdir()
+        (folder / name).write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [crd]}))
+        registry = CrdRegistry(folder)
+        assert registry.served_versions("example.com", "Widget") == ["v1"]
+        assert validate(widget(port=8080), registry=registry) == []
+
+
+def test_a_missing_crd_folder_is_named_with_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=f"CRD folder {tmp_path / 'absent'} not found \\(set MAAS_CRDS_DIR\\)"):
+        CrdRegistry(tmp_path / "absent")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -443,6 +497,157 @@ def test_custom_resource_metadata_is_checked() -> None:
     assert any("metadata.labelz: unknown field" in e for e in errors)
     assert any("metadata.name: 'Maas_TRLP' must be a DNS-1123 subdomain" in e for e in errors)
     assert any("metadata.labels[\"app.kubernetes.io/name\"]: value 'a b'" in e for e in errors)
+
+
+QUALIFIED_RULE = (
+    "an optional DNS-1123 subdomain prefix (at most 253 characters) and '/', then 1-63 alphanumerics, '-', '_' or "
+    "'.', starting and ending alphanumeric (e.g. 'example.com/my-name')"
+)
+SUBDOMAIN_RULE = (
+    "must be a DNS-1123 subdomain (lower-case alphanumerics, '-' or '.', starting and ending alphanumeric); "
+    "at most 253 characters"
+)
+LABEL_RULE = "at most 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric, or empty"
+
+
+def with_metadata(**metadata: object) -> dict:
+    obj = trlp()
+    obj["metadata"].update(metadata)
+    return obj
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [
+        (with_metadata(name="maas-trlp-x\n"), f"metadata.name: 'maas-trlp-x\\n' {SUBDOMAIN_RULE}"),
+        (
+            with_metadata(namespace="llm\n"),
+            "metadata.namespace: 'llm\\n' must be a DNS-1123 label (lower-case alphanumerics or '-', starting and "
+            "ending alphanumeric); at most 63 characters",
+        ),
+        (
+            {"apiVersion": "v1", "kind": "Service", "metadata": meta("maas-api\n")},
+            "metadata.name: 'maas-api\\n' must be a DNS-1035 label",
+        ),
+        (
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "llm\n"}},
+            "metadata.name: 'llm\\n' must be a DNS-1123 label",
+        ),
+        (
+            with_metadata(labels={"app\n": "a"}),
+            f'metadata.labels["app\\n"]: key is not a qualified name (invalid characters in the name): {QUALIFIED_RULE}',
+        ),
+        (
+            with_metadata(labels={"app": "a\n"}),
+            f"metadata.labels.app: value 'a\\n' must be a label value: {LABEL_RULE}",
+        ),
+        (with_metadata(annotations={"note\n": "a"}), 'metadata.annotations["note\\n"]: key is not a qualified name'),
+    ],
+    ids=["name", "namespace", "service", "namespace-kind", "label-key", "label-value", "annotation-key"],
+)
+def test_a_trailing_newline_is_refused_in_every_name(obj: dict, expected: str) -> None:
+    """``re.match`` with ``$`` accepts a trailing newline; the API server's Go regexps do not."""
+    assert expected in only_error(obj)
+
+
+@pytest.mark.parametrize(
+    ("key", "reason"),
+    [
+        ("example.com/a/b", "more than one '/'"),
+        ("/app", "empty prefix"),
+        ("Example.com/app", "the prefix is not a DNS-1123 subdomain"),
+        ("a" * 254 + "/app", "the prefix is not a DNS-1123 subdomain"),
+        ("example.com/", "empty name"),
+        ("x" * 64, "the name part has 64 characters"),
+        ("example.com/" + "x" * 64, "the name part has 64 characters"),
+        ("-app", "invalid characters in the name"),
+        ("a b", "invalid characters in the name"),
+        ("\u0663app", "invalid characters in the name"),  # an Arabic-Indic digit: Python's \w and \d would admit it
+    ],
+)
+def test_label_keys_must_be_qualified_names(key: str, reason: str) -> None:
+    error = only_error(with_metadata(labels={key: "a"}))
+    assert error.endswith(f": key is not a qualified name ({reason}): {QUALIFIED_RULE}")
+
+
+@pytest.mark.parametrize("key", ["app", "x" * 63, "app.kubernetes.io/name", "a" * 253 + "/" + "b" * 63, "A_b.c-9"])
+def test_valid_label_keys(key: str) -> None:
+    assert validate(with_metadata(labels={key: "v"})) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "valid"),
+    [("", True), ("x" * 63, True), ("a_b.c-D", True), ("x" * 64, False), ("-a", False), ("a\u0663", False)],
+)
+def test_label_values(value: str, valid: bool) -> None:
+    errors = validate(with_metadata(labels={"app": value}))
+    assert errors == (
+        []
+        if valid
+        else [
+            f"TokenRateLimitPolicy llm/maas-trlp-x: metadata.labels.app: value {value!r} must be a label value: {LABEL_RULE}"
+        ]
+    )
+
+
+def test_null_label_and_annotation_values_are_refused() -> None:
+    """The ObjectMeta JSON schema admits null values; Kubernetes' string maps do not."""
+    errors = validate(with_metadata(labels={"app": None}, annotations={"note": None}))
+    assert errors == [
+        "TokenRateLimitPolicy llm/maas-trlp-x: metadata.annotations.note: value None must be a string",
+        "TokenRateLimitPolicy llm/maas-trlp-x: metadata.labels.app: value None must be a string",
+    ]
+
+
+def test_annotation_keys_ignore_ascii_case_only() -> None:
+    """apimachinery lower-cases annotation keys before the qualified-name check; labels keep their case."""
+    assert validate(with_metadata(annotations={"Example.COM/Display-Name": "x"})) == []
+    kelvin = "\u212aey"  # KELVIN SIGN: Go's ToLower folds it to 'k'; a renderer emitting it has a bug
+    assert only_error(with_metadata(annotations={kelvin: "x"})).endswith(
+        f": key is not a qualified name (invalid characters in the name): {QUALIFIED_RULE}"
+    )
+
+
+def test_annotations_may_total_256_kib_of_keys_and_values() -> None:
+    limit = 256 * 1024
+    fits = {"a": "x" * (limit - 3), "b": "e"}  # 1 + (limit - 3) + 1 + 1 bytes
+    assert validate(with_metadata(annotations=fits)) == []
+    over = {**fits, "b": "é"}  # as many characters, but two UTF-8 bytes, as Go's len() counts them
+    assert only_error(with_metadata(annotations=over)) == (
+        "TokenRateLimitPolicy llm/maas-trlp-x: metadata.annotations: annotations total 262145 bytes (keys plus "
+        "values); the API server allows at most 262144 bytes (256 KiB)"
+    )
+
+
+def test_cronjob_names_leave_room_for_the_job_suffix() -> None:
+    def cronjob(name: str) -> dict:
+        container = {"name": "c", "image": "busybox"}
+        template = {"spec": {"template": {"spec": {"containers": [container], "restartPolicy": "Never"}}}}
+        return {
+            "apiVersion": "batch/v1",
+            "kind": "CronJob",
+            "metadata": meta(name),
+            "spec": {"schedule": "@daily", "jobTemplate": template},
+        }
+
+    assert validate(cronjob("c" * 52)) == []
+    assert only_error(cronjob("c" * 53)).endswith(
+        "metadata.name: '"
+        + "c" * 53
+        + "' must be at most 52 characters (the CronJob controller appends 11 to its Jobs' names)"
+    )
+
+
+def test_durations_and_times_are_ascii_and_whole() -> None:
+    assert crdschema.formats.is_strfmt_duration("1h")
+    assert not crdschema.formats.is_strfmt_duration("\u0661h")  # Go's \d is ASCII
+    checker = crdschema.formats.format_checker()
+    assert checker.conforms("2026-01-01T00:00:00Z", "date-time")
+    assert not checker.conforms("2026-01-01T00:00:00Z\n", "date-time")
+    assert not checker.conforms("\u0662026-01-01T00:00:00Z", "date-time")
+    rule = copy.deepcopy(VALID_OBJECTS[7])  # DestinationRule: `duration(self) >= duration('1ms')`
+    rule["spec"]["trafficPolicy"]["connectionPool"]["tcp"]["connectTimeout"] = "10s\n"
+    assert "invalid duration '10s\\n'" in only_error(rule)
 
 
 def test_namespace_on_a_cluster_scoped_custom_resource() -> None:
@@ -674,6 +879,22 @@ def test_self_use_analysis(rule: str, fields: set[str], presence: set[str]) -> N
 @pytest.mark.parametrize("rule", ["self.all(k, k != '')", "size(self) > 0", "self[0] == 1", "self == oldSelf"])
 def test_self_use_analysis_falls_back_to_the_whole_value(rule: str) -> None:
     assert crdschema.default_registry().engine.compiled(rule).self_use is None
+
+
+def test_memoised_list_items_are_reported_at_each_of_their_own_paths() -> None:
+    bad = {"limit": 1000, "window": "1d"}
+    first, second = trlp(), trlp()
+    first["spec"]["limits"]["tokens-1000-per-1h"]["rates"] = [bad, dict(bad)]
+    second["metadata"]["name"] = "maas-trlp-y"
+    second["spec"]["limits"]["tokens-1000-per-1h"]["rates"] = [
+        {"limit": 1, "window": "1h"},
+        {"limit": 2, "window": "1h"},
+        dict(bad),
+    ]
+    rates = "spec.limits.tokens-1000-per-1h.rates"
+    assert [e.split(": ")[1] for e in validate(first)] == [f"{rates}[0].window", f"{rates}[1].window"]
+    assert [e.split(": ")[1] for e in validate(second)] == [f"{rates}[2].window"]
+    assert [e.split(": ")[1] for e in validate(first)] == [f"{rates}[0].window", f"{rates}[1].window"]
 
 
 def test_tuples_are_checked_as_arrays() -> None:

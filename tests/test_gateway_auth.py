@@ -10,7 +10,6 @@ import yaml
 
 from maas import cel, crdschema, gateway_auth
 from maas.config import ConfigError, load_config
-from tests.conftest import requires_crds
 
 UPSTREAM = Path(__file__).parent / "data" / "upstream_gateway_auth.yaml"
 OIDC = {"issuerUrl": "https://keycloak.example.com/realms/test", "clientId": "my-maas-client"}
@@ -521,7 +520,6 @@ def test_default_deny_exempts_platform_paths(path, denied):
 # -------------------------------------------------------------------------------------------- CRD schemas
 
 
-@requires_crds
 @pytest.mark.parametrize(
     "raw",
     [
@@ -538,7 +536,6 @@ def test_gateway_objects_are_valid_against_the_crds(raw):
         assert crdschema.validate(body) == []
 
 
-@requires_crds
 def test_crd_rejects_mixing_implicit_and_explicit_defaults():
     """The validator really applies the AuthPolicy CEL rules our layout must respect."""
     body = policy()

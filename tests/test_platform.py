@@ -11,7 +11,7 @@ from maas import crdschema
 from maas.config import load_config
 from maas.platform import tenant_platform
 from maas.render import render
-from tests.conftest import objects_of, owned, requires_crds
+from tests.conftest import objects_of, owned
 
 INFRA = "odh-ai-gateway-infra"
 GW_NS = "openshift-ingress"
@@ -386,7 +386,6 @@ def test_praxis_is_recorded_not_deployed_and_degrades_the_tenant(dev_raw):
     assert len(built.degraded) == 1 and "does not deploy yet" in built.degraded[0]
 
 
-@requires_crds
 def test_long_tenant_names_are_bounded_where_kubernetes_limits_them():
     name = "t" * 41
     rendering = render({"tenants": [{"name": name}]})
@@ -418,7 +417,6 @@ def test_tenant_outputs(dev_rendering):
     assert list(outputs) == sorted(outputs)
 
 
-@requires_crds
 @pytest.mark.parametrize("flavor", ["openshift", "xks"])
 def test_every_rendered_object_is_valid(dev_raw, flavor):
     dev_raw["platform"]["flavor"] = flavor

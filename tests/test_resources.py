@@ -13,7 +13,7 @@ from maas.config import ConfigError, load_config
 from maas.render import STATUS_TYPE, render
 from maas.resources import maas_auth_policy, maas_subscription, publish, subscription_status
 from maas.status_provider import stamp_conditions
-from tests.conftest import objects_of, requires_crds
+from tests.conftest import objects_of
 
 # 3.6 status fields the mirror CRDs in shared/crds predate (seed 002); the API server prunes them there.
 NEWER_THAN_MIRROR = {"MaaSSubscription": {"rateLimitIdentity"}}
@@ -30,13 +30,11 @@ def with_status(obj: dict, status_object: dict) -> dict:
     return {**obj, "status": status}
 
 
-@requires_crds
 def test_every_rendered_object_passes_the_crd_validator(dev_rendering):
     problems = [p for body in dev_rendering.objects() for p in crdschema.validate(body)]
     assert problems == []
 
 
-@requires_crds
 def test_every_status_validates_against_its_crd_status_schema(dev_rendering):
     statuses = statuses_by_key(dev_rendering)
     assert statuses
@@ -47,7 +45,6 @@ def test_every_status_validates_against_its_crd_status_schema(dev_rendering):
         assert crdschema.validate(with_status(obj, status_object)) == [], key
 
 
-@requires_crds
 def test_rate_limit_identity_is_the_only_status_field_the_mirror_crd_lacks(dev_rendering):
     sub = objects_of(dev_rendering, "MaaSSubscription")["models-as-a-service/platform-team"]
     status = statuses_by_key(dev_rendering)["MaaSSubscriptionStatus models-as-a-service/platform-team"]
@@ -155,7 +152,6 @@ def test_subscription_phase_by_missing_models(refs, phase, ready):
     assert status["rateLimitIdentity"] == "short"
 
 
-@requires_crds
 def test_unlimited_reference_carries_the_largest_rate_and_an_annotation():
     config = sub_config({"name": "a", "namespace": "llm", "unlimited": True}, ref("b"), models=("a", "b"))
     body = maas_subscription(config.subscriptions[0])
@@ -179,7 +175,6 @@ def test_subscription_rates_are_deduplicated_and_sorted():
     ]
 
 
-@requires_crds
 def test_user_only_auth_policy_passes_the_subjects_cel_rule():
     config = load_config(
         {
@@ -193,7 +188,6 @@ def test_user_only_auth_policy_passes_the_subjects_cel_rule():
     assert crdschema.validate(body) == []
 
 
-@requires_crds
 def test_subjects_cel_rule_rejects_empty_subjects():
     config = load_config(
         {

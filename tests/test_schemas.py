@@ -9,13 +9,11 @@ import pytest
 from maas.config import raw_from_stack_file
 from maas.crdschema import validate_all
 from maas.render import render
-from tests.conftest import DEV_STACK, requires_crds
+from tests.conftest import DEV_STACK
 
 STACKS = [DEV_STACK, *sorted((Path(__file__).parent / "stacks").glob("Pulumi.*.yaml"))]
 # cert-manager is not among the CRDs we were given; its Certificate is checked by tests of its own shape.
 NO_SCHEMA = {("cert-manager.io/v1", "Certificate")}
-
-pytestmark = requires_crds
 
 
 @pytest.mark.parametrize("stack", STACKS, ids=[s.name for s in STACKS])

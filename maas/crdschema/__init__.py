@@ -1,8 +1,8 @@
 """Validate rendered Kubernetes objects offline, the way the API server would.
 
-Custom resources are checked against the real CRDs in ``shared/crds`` (OpenAPI v3 schema, Kubernetes
-structural-schema extensions and every ``x-kubernetes-validations`` CEL rule); core kinds against the
-JSON schemas shipped by ``kubernetes-validate`` for a pinned Kubernetes version. Unknown fields are
+Custom resources are checked against the real CRDs vendored in ``crds/`` (or those of ``$MAAS_CRDS_DIR``): OpenAPI v3
+schema, Kubernetes structural-schema extensions and every ``x-kubernetes-validations`` CEL rule. Core kinds are
+checked against the JSON schemas shipped by ``kubernetes-validate`` for a pinned Kubernetes version. Unknown fields are
 errors: the API server silently prunes them, which for a renderer always means a bug.
 
 Every error is one human-readable string ``"<Kind> <ns>/<name>: <json.path>: <message>"``.
@@ -11,9 +11,9 @@ Every error is one human-readable string ``"<Kind> <ns>/<name>: <json.path>: <me
 from .cel_engine import UnsupportedRuleError
 from .core import KUBERNETES_VERSION
 from .crd_version import CrdVersion
-from .errors import format_path
+from .errors import format_path, object_label
 from .object_problems import validate, validate_all
-from .registry import CRDS_DIR_ENV, CrdRegistry, crds_available, crds_dir, default_registry
+from .registry import CRDS_DIR_ENV, CrdRegistry, crds_dir, default_registry
 from .self_use import SelfUse
 
 __all__ = [
@@ -23,10 +23,10 @@ __all__ = [
     "CrdVersion",
     "SelfUse",
     "UnsupportedRuleError",
-    "crds_available",
     "crds_dir",
     "default_registry",
     "format_path",
+    "object_label",
     "validate",
     "validate_all",
 ]

@@ -46,7 +46,7 @@ def _go_duration(text: celtypes.StringType) -> celtypes.DurationType:
     """``duration()`` with Go ``time.ParseDuration`` syntax (no ``d`` unit, unlike cel-python's)."""
     if isinstance(text, celtypes.DurationType):
         return text
-    if not GO_DURATION.match(text):
+    if not GO_DURATION.fullmatch(text):
         raise ValueError(f"invalid duration {str(text)!r}")
     sign = -1 if text.startswith("-") else 1
     nanos = sum(Decimal(number) * int(_GO_UNIT_NANOS[unit]) for number, unit in _GO_DURATION_PART.findall(text))

@@ -16,14 +16,14 @@ _CEL_RESERVED = frozenset({
 # fmt: on
 _CEL_ESCAPES = {"__": "__underscores__", ".": "__dot__", "-": "__dash__", "/": "__slash__"}
 _CEL_ESCAPE_MATCH = re.compile(r"__|[-./]")
-_CEL_NAME = re.compile(r"^[A-Za-z_./-][A-Za-z0-9_./-]*$")
+_CEL_NAME = re.compile(r"[A-Za-z_./-][A-Za-z0-9_./-]*")
 
 
 def cel_field_name(name: str) -> str | None:
     """Kubernetes' escaping of property names for CEL (``namespace`` -> ``__namespace__``), or None."""
     if name in _CEL_RESERVED:
         return f"__{name}__"
-    if not _CEL_NAME.match(name):
+    if not _CEL_NAME.fullmatch(name):
         return None
     return _CEL_ESCAPE_MATCH.sub(lambda m: _CEL_ESCAPES[m.group(0)], name)
 

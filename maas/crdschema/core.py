@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import json
-import re
 from typing import Any
 
 from referencing import Registry, Resource
@@ -54,7 +53,7 @@ class CoreSchemas:
         group, version = split_api_version(api_version)
         if not _is_core_group(group):
             return None
-        short = re.sub(r"\..*$", "", group)
+        short = group.split(".", 1)[0]
         path = self._dir / f"{kind.lower()}-{short + '-' if short else ''}{version}.json"
         if not path.is_file():
             return None

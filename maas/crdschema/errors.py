@@ -9,7 +9,7 @@ from collections.abc import Iterable
 JsonPath = tuple[str | int, ...]
 Problem = tuple[JsonPath, str]
 
-_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _MAX_MESSAGE = 300
 
 
@@ -19,7 +19,7 @@ def format_path(parts: Iterable[str | int]) -> str:
     for part in parts:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif _PLAIN_KEY.match(part):
+        elif _PLAIN_KEY.fullmatch(part):
             out += f".{part}" if out else part
         else:
             out += f"[{json.dumps(part)}]"
@@ -29,10 +29,16 @@ def format_path(parts: Iterable[str | int]) -> str:
 def object_label(obj: dict) -> str:
     """``Kind ns/name`` (``Kind name`` without namespace), for naming an object in error messages."""
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    name = meta.get("name") or meta.get("generateName") or "<unnamed>"
+    name = _visible(meta.get("name") or meta.get("generateName") or "<unnamed>")
     namespace = meta.get("namespace")
-    kind = obj.get("kind") or "<no kind>"
-    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+    kind = _visible(obj.get("kind") or "<no kind>")
+    return f"{kind} {_visible(namespace)}/{name}" if namespace else f"{kind} {name}"
+
+
+def _visible(value: object) -> str:
+    """As is when printable, else JSON-quoted: a newline in a name must not break the one-line error."""
+    text = str(value)
+    return text if text.isprintable() else json.dumps(text)
 
 
 def render_problems(obj: dict, problems: Iterable[Problem]) -> list[str]:

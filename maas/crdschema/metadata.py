@@ -1,9 +1,15 @@
-"""What the API server rejects in metadata: name and namespace formats, label and annotation syntax."""
+"""What the API server rejects in metadata (apimachinery's ObjectMeta validation) that JSON schemas cannot express.
+
+Every pattern is matched whole (``fullmatch``: with ``re.match``, ``$`` also matches before a trailing newline) and
+spelled with explicit ASCII classes, as Go's regexp reads them (Python's ``\\d``, ``\\w`` and case folding admit
+non-ASCII characters).
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .core import split_api_version
@@ -11,20 +17,55 @@ from .errors import Problem
 
 NameCheck = Callable[[str], str | None]
 
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_RBAC_KINDS = {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
-
-
-def _name_format(pattern: str, max_length: int, description: str) -> NameCheck:
-    compiled = re.compile(pattern)
-    return lambda name: None if len(name) <= max_length and compiled.match(name) else f"must be a {description}"
-
-
-_dns_label = _name_format(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", 63, "DNS-1123 label")
-_dns_1035_label = _name_format(r"^[a-z]([-a-z0-9]*[a-z0-9])?$", 63, "DNS-1035 label")
-_dns_subdomain = _name_format(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", 253, "DNS-1123 subdomain"
+_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_QUALIFIED_NAME_MAX = 63
+_QUALIFIED_RULE = (
+    "an optional DNS-1123 subdomain prefix (at most 253 characters) and '/', then 1-63 alphanumerics, '-', '_' "
+    "or '.', starting and ending alphanumeric (e.g. 'example.com/my-name')"
 )
+_LABEL_VALUE_RULE = "at most 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric, or empty"
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024  # apimachinery TotalAnnotationSizeLimitB
+CRONJOB_NAME_MAX = 52  # 63 - 11: the CronJob controller appends "-<timestamp>" to the names of its Jobs
+_RBAC_KINDS = {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+@dataclass(frozen=True)
+class _NameFormat:
+    """A name format of apimachinery's ``validation`` package; called with a name, it returns the problem or None."""
+
+    pattern: re.Pattern[str]
+    max_length: int
+    description: str
+
+    @property
+    def message(self) -> str:
+        return f"must be a {self.description}; at most {self.max_length} characters"
+
+    def __call__(self, name: str) -> str | None:
+        return None if len(name) <= self.max_length and self.pattern.fullmatch(name) else self.message
+
+
+_dns_label = _NameFormat(
+    re.compile(_DNS_LABEL), 63, "DNS-1123 label (lower-case alphanumerics or '-', starting and ending alphanumeric)"
+)
+_dns_1035_label = _NameFormat(
+    re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?"),
+    63,
+    "DNS-1035 label (lower-case alphanumerics or '-', starting with a letter, ending alphanumeric)",
+)
+_dns_subdomain = _NameFormat(
+    re.compile(rf"{_DNS_LABEL}(\.{_DNS_LABEL})*"),
+    253,
+    "DNS-1123 subdomain (lower-case alphanumerics, '-' or '.', starting and ending alphanumeric)",
+)
+
+
+def _cronjob_name(name: str) -> str | None:
+    if len(name) > CRONJOB_NAME_MAX:
+        return f"must be at most {CRONJOB_NAME_MAX} characters (the CronJob controller appends 11 to its Jobs' names)"
+    return _dns_subdomain(name)
 
 
 def _path_segment(name: str) -> str | None:
@@ -41,12 +82,10 @@ def metadata_problems(obj: dict, cluster_scoped: bool | None = None) -> list[Pro
     namespace = meta.get("namespace")
     if namespace is not None:
         if not isinstance(namespace, str) or _dns_label(namespace):
-            problems.append((("metadata", "namespace"), f"{namespace!r} must be a DNS-1123 label"))
+            problems.append((("metadata", "namespace"), f"{namespace!r} {_dns_label.message}"))
         elif cluster_scoped:
             problems.append((("metadata", "namespace"), "not allowed on a cluster-scoped kind"))
-    problems += _map_problems(meta, "labels", _label_value_problem)
-    problems += _map_problems(meta, "annotations", _annotation_value_problem)
-    return problems
+    return problems + _label_problems(meta.get("labels")) + _annotation_problems(meta.get("annotations"))
 
 
 def _name_problems(meta: dict, api_version: str, kind: str) -> list[Problem]:
@@ -68,38 +107,86 @@ def _name_rule(api_version: str, kind: str) -> NameCheck:
         return _dns_label
     if group == "" and kind == "Service":
         return _dns_1035_label
+    if group == "batch" and kind == "CronJob":
+        return _cronjob_name
     return _dns_subdomain
 
 
-def _map_problems(meta: dict, field_name: str, value_check: Callable[[Any], str | None]) -> list[Problem]:
-    entries = meta.get(field_name)
-    if not isinstance(entries, dict):
+def _label_problems(labels: Any) -> list[Problem]:
+    """apimachinery ValidateLabels: every key a qualified name, every value a label value."""
+    if not isinstance(labels, dict):
         return []
     problems = []
-    for key, value in entries.items():
-        path = ("metadata", field_name, key)
-        for problem in (_qualified_key_problem(str(key)), value_check(value)):
-            if problem:
-                problems.append((path, problem))
+    for key, value in labels.items():
+        path = ("metadata", "labels", key)
+        if isinstance(key, str) and (problem := _qualified_name_problem(key)):
+            problems.append((path, f"key {problem}"))
+        if problem := _label_value_problem(value):
+            problems.append((path, problem))
     return problems
 
 
-def _qualified_key_problem(key: str) -> str | None:
-    prefix, _, name = key.rpartition("/")
-    if prefix and _dns_subdomain(prefix):
-        return f"key {key!r}: prefix must be a DNS-1123 subdomain"
-    if len(name) > 63 or not _QUALIFIED_NAME.match(name):
-        return f"key {key!r}: name part must be 1-63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric"
-    return None
+def _annotation_problems(annotations: Any) -> list[Problem]:
+    """apimachinery ValidateAnnotations: keys are qualified names (case does not matter), at most 256 KiB in all.
+
+    The API server lower-cases keys with Go's ``strings.ToLower``, which also folds a few non-ASCII letters (the
+    Kelvin sign) into ASCII; only ASCII letters are folded here, so such a key is refused.
+    """
+    if not isinstance(annotations, dict):
+        return []
+    problems = []
+    for key, value in annotations.items():
+        path = ("metadata", "annotations", key)
+        if isinstance(key, str) and (problem := _qualified_name_problem(key.translate(_ASCII_LOWER))):
+            problems.append((path, f"key {problem}"))
+        if not isinstance(value, str):
+            problems.append((path, _not_a_string(value)))
+    size = sum(_byte_length(k) + _byte_length(v) for k, v in annotations.items())
+    if size > TOTAL_ANNOTATION_SIZE_LIMIT:
+        problems.append(
+            (
+                ("metadata", "annotations"),
+                f"annotations total {size} bytes (keys plus values); the API server allows at most "
+                f"{TOTAL_ANNOTATION_SIZE_LIMIT} bytes (256 KiB)",
+            )
+        )
+    return problems
+
+
+def _qualified_name_problem(key: str) -> str | None:
+    """apimachinery IsQualifiedName: ``[prefix/]name``."""
+    prefix, slash, name = key.rpartition("/")
+    if "/" in prefix:
+        reason = "more than one '/'"
+    elif slash and not prefix:
+        reason = "empty prefix"
+    elif slash and _dns_subdomain(prefix):
+        reason = "the prefix is not a DNS-1123 subdomain"
+    elif not name:
+        reason = "empty name"
+    elif len(name) > _QUALIFIED_NAME_MAX:
+        reason = f"the name part has {len(name)} characters"
+    elif not _QUALIFIED_NAME.fullmatch(name):
+        reason = "invalid characters in the name"
+    else:
+        return None
+    return f"is not a qualified name ({reason}): {_QUALIFIED_RULE}"
 
 
 def _label_value_problem(value: Any) -> str | None:
+    """apimachinery IsValidLabelValue."""
     if not isinstance(value, str):
-        return _annotation_value_problem(value)
-    if value and (len(value) > 63 or not _QUALIFIED_NAME.match(value)):
-        return f"value {value!r} must be at most 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric"
-    return None
+        return _not_a_string(value)
+    if not value or (len(value) <= _QUALIFIED_NAME_MAX and _QUALIFIED_NAME.fullmatch(value)):
+        return None
+    return f"value {value!r} must be a label value: {_LABEL_VALUE_RULE}"
 
 
-def _annotation_value_problem(value: Any) -> str | None:
-    return None if isinstance(value, str) else f"value {value!r} must be a string"
+def _not_a_string(value: Any) -> str:
+    """The ObjectMeta JSON schema admits null here; the API server's map[string]string does not keep it."""
+    return f"value {value!r} must be a string"
+
+
+def _byte_length(value: Any) -> int:
+    """Go's ``len`` of a string: its UTF-8 bytes."""
+    return len(value.encode()) if isinstance(value, str) else 0

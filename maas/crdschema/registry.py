@@ -21,24 +21,23 @@ _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def crds_dir() -> Path:
-    """The CRD folder: ``$MAAS_CRDS_DIR``, else ``<repo root>/../shared/crds`` (the CI layout)."""
+    """The CRD folder: ``$MAAS_CRDS_DIR`` (e.g. a cluster's own CRDs), else the copy vendored in ``<repo root>/crds``.
+
+    The vendored folder sits beside the package, which an editable install (``pip install -e .``) reads in place.
+    """
     override = os.environ.get(CRDS_DIR_ENV)
     if override:
         return Path(override)
-    return _REPO_ROOT.parent / "shared" / "crds"
-
-
-def crds_available() -> bool:
-    """Whether the CRD folder exists and holds CRD files, so callers can skip instead of failing."""
-    directory = crds_dir()
-    return directory.is_dir() and any(directory.glob("*.yaml"))
+    return _REPO_ROOT / "crds"
 
 
 class CrdRegistry:
     """CRDs of a folder, indexed by (group, version, kind) for every served version.
 
     Files are parsed lazily per API group (from the ``<group>_<plural>.yaml`` naming convention), so
-    validating gateway objects never pays for the 2.2 MB LLMInferenceService CRD.
+    validating gateway objects never pays for the 2.2 MB LLMInferenceService CRD. Files named otherwise (a CRD
+    group always has a dot, so ``crds.yaml`` or ``my_crds.yaml`` do not name one) are parsed up front; a file may
+    hold several CRDs, also as a ``List`` (``kubectl get crd -o yaml``).
     """
 
     def __init__(self, directory: Path) -> None:
@@ -51,8 +50,7 @@ class CrdRegistry:
         self._served: dict[tuple[str, str], list[str]] = {}
         self._unloaded: dict[str, list[Path]] = {}
         for path in sorted(directory.glob("*.yaml")):
-            group = path.name.split("_", 1)[0] if "_" in path.name else ""
-            self._unloaded.setdefault(group, []).append(path)
+            self._unloaded.setdefault(_file_group(path), []).append(path)
         for path in self._unloaded.pop("", []):
             self._load_file(path)
 
@@ -100,8 +98,8 @@ class CrdRegistry:
     def _load_file(self, path: Path) -> None:
         with path.open(encoding="utf-8") as stream:
             for doc in yaml.load_all(stream, Loader=_YAML_LOADER):
-                if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
-                    self._add_crd(doc)
+                for crd in _crds_in(doc):
+                    self._add_crd(crd)
 
     def _add_crd(self, crd: dict) -> None:
         spec = crd["spec"]
@@ -114,6 +112,24 @@ class CrdRegistry:
                 group, version["name"], kind, spec.get("scope", "Namespaced"), schema
             )
             self._served.setdefault((group, kind), []).append(version["name"])
+
+
+def _file_group(path: Path) -> str:
+    """The API group a ``<group>_<plural>.yaml`` file name announces; "" when the name follows no such convention."""
+    prefix, separator, _ = path.name.partition("_")
+    return prefix if separator and "." in prefix else ""
+
+
+def _crds_in(doc: object) -> list[dict]:
+    """The CRDs of one YAML document: a CRD itself, or the items of a List."""
+    if not isinstance(doc, dict):
+        return []
+    if doc.get("kind") == "CustomResourceDefinition":
+        return [doc]
+    if doc.get("kind") in ("List", "CustomResourceDefinitionList"):
+        items = doc.get("items") or []
+        return [item for item in items if isinstance(item, dict) and item.get("kind") == "CustomResourceDefinition"]
+    return []
 
 
 @functools.cache
