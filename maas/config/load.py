@@ -7,10 +7,8 @@ The same function serves `pulumi up` (values from `pulumi.Config`) and the offli
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from .errors import ConfigError, ConfigIssue, entry_path, translate
@@ -24,8 +22,9 @@ from .schema import (
     TenantConfig,
     UnmanagedRef,
 )
+from .stackfile import NAMESPACE
+from .stackfile import raw_from_stack_file as raw_from_stack_file  # re-exported: callers import it from here
 
-NAMESPACE = "maas"
 ENTRY_TYPES: dict[str, type] = {
     "tenants": TenantConfig,
     "models": ModelConfig,
@@ -34,7 +33,6 @@ ENTRY_TYPES: dict[str, type] = {
     "unmanaged": UnmanagedRef,
 }
 KEYS = ("platform", *ENTRY_TYPES)
-SECRET_PLACEHOLDER = "<secret: not decrypted offline>"
 
 
 def load_config(raw: Mapping[str, Any]) -> MaasConfig:
@@ -125,30 +123,3 @@ def raw_from_pulumi() -> dict[str, Any]:
     present = {*pulumi.runtime.config.CONFIG.get(), *pulumi.runtime.config.get_config_env()}
     names = sorted(name[len(prefix) :] for name in present if name.startswith(prefix))
     return {name: config.get_object(name) if name in KEYS else config.get(name) for name in names}
-
-
-def raw_from_stack_file(path: Path) -> tuple[dict[str, Any], list[str]]:
-    """The `maas:` keys of a stack file, with encrypted values replaced by a visible placeholder."""
-    document = yaml.safe_load(path.read_text()) or {}
-    config = document.get("config") or {}
-    if not isinstance(config, dict):
-        raise ConfigError([ConfigIssue(str(path), "'config' must be a mapping of keys to values")])
-    warnings: list[str] = []
-    prefix = f"{NAMESPACE}:"
-    raw = {
-        key[len(prefix) :]: _strip_secrets(value, key, warnings)
-        for key, value in config.items()
-        if key.startswith(prefix)
-    }
-    return raw, warnings
-
-
-def _strip_secrets(value: Any, path: str, warnings: list[str]) -> Any:
-    if isinstance(value, dict):
-        if set(value) == {"secure"}:
-            warnings.append(f"{path}: encrypted value cannot be decrypted offline; rendered as '{SECRET_PLACEHOLDER}'")
-            return SECRET_PLACEHOLDER
-        return {k: _strip_secrets(v, f"{path}.{k}", warnings) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_strip_secrets(v, f"{path}[{i}]", warnings) for i, v in enumerate(value)]
-    return value
