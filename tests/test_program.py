@@ -115,6 +115,21 @@ def test_invalid_configuration_registers_nothing(dev_raw):
     assert monitor.registrations == []
 
 
+def test_configuration_errors_reach_pulumi_as_one_clean_run_error(dev_raw, monkeypatch):
+    """Inside `pulumi preview` a RunError is printed as its message alone: no traceback, no program source."""
+    from maas import program
+
+    dev_raw["subscriptions"][0]["modelRefs"][0]["tokenRateLimits"][0]["window"] = "1d"
+    dev_raw["platform"]["flavor"] = "aws"
+    monkeypatch.setattr(program, "raw_from_pulumi", lambda: dev_raw)
+    with pytest.raises(pulumi.RunError) as caught:
+        program.main()
+    message = str(caught.value)
+    assert message.startswith("invalid MaaS configuration (2 problem(s)); nothing was registered:\n")
+    assert "maas:platform.flavor: 'aws' is not allowed" in message and "'1d' is not a valid window" in message
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+
+
 def test_unmanaged_policy_is_kept_but_never_changed_or_deleted(dev_raw):
     dev_raw["unmanaged"] = [{"kind": "TokenRateLimitPolicy", "namespace": "llm", "name": "maas-trlp-granite-7b"}]
     rendering = render(dev_raw)
