@@ -12,6 +12,8 @@ from typing import Any
 import yaml
 
 from .config import ConfigError, raw_from_stack_file
+from .observe.command import add_observe_parser
+from .outdir import OutDir, OutputError
 from .render import render
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -33,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     render_cmd.add_argument("--format", choices=("yaml", "json"), default="yaml")
     render_cmd.add_argument("--out", type=Path, help="write one file per object into this directory")
     render_cmd.set_defaults(command=_render)
+    add_observe_parser(commands, stack_file)
     return parser
 
 
@@ -50,15 +53,16 @@ def _render(args: argparse.Namespace) -> int:
         print(f"error: stack file {path} not found; pass --stack NAME or --config-file PATH", file=sys.stderr)
         return EXIT_INVALID
     try:
+        out = OutDir.open(args.out) if args.out else None
         raw, warnings = raw_from_stack_file(path)
         rendering = render(raw, stack=stack)
-    except ConfigError as error:
+        objects = rendering.objects() + rendering.statuses()
+        if out is not None:
+            _write_files(objects, out, args.format)
+    except (ConfigError, OutputError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_INVALID
-    objects = rendering.objects() + rendering.statuses()
-    if args.out:
-        _write_files(objects, args.out, args.format)
-    else:
+    if out is None:
         sys.stdout.write(dump(objects, args.format))
     _summary(objects, warnings + rendering.warnings)
     return 0
@@ -76,11 +80,15 @@ def file_name(body: dict[str, Any], fmt: str) -> str:
     return "_".join(parts).lower() + f".{fmt}"
 
 
-def _write_files(objects: list[dict[str, Any]], out: Path, fmt: str) -> None:
-    out.mkdir(parents=True, exist_ok=True)
+def _write_files(objects: list[dict[str, Any]], out: OutDir, fmt: str) -> None:
+    """One file per object; two objects that would share a file name are an error, never an overwrite."""
+    files: dict[str, str] = {}
     for body in objects:
-        text = json.dumps(body, indent=2) + "\n" if fmt == "json" else yaml.safe_dump(body, sort_keys=False)
-        (out / file_name(body, fmt)).write_text(text)
+        name = file_name(body, fmt)
+        if name in files:
+            raise OutputError(f"--out: two objects would both be written to {name}; nothing was written")
+        files[name] = json.dumps(body, indent=2) + "\n" if fmt == "json" else yaml.safe_dump(body, sort_keys=False)
+    out.replace(files)
 
 
 def _summary(objects: list[dict[str, Any]], warnings: list[str]) -> None:

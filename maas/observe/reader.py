@@ -1,0 +1,246 @@
+"""Reading an `ObservationRequest` from a live cluster: read-only GET and LIST, bounded in time.
+
+The `kubernetes` client resolves the kubeconfig exactly as the Kubernetes provider does (a path or the file's
+contents, a context; unset: `$KUBECONFIG` or `~/.kube/config`, else the in-cluster service account) and handles
+every credential form (exec plugins, client certificates, auth-provider, proxy-url, tls-server-name). Requests go
+through `ApiClient.call_api` on paths built from KINDS rather than the DynamicClient: measured against a local
+server, its discovery costs 16 requests for these kinds (/version, /apis, then one per group version) before the
+first read, and writes a cache file.
+
+Order: the CRDs first, so a kind that is not installed (or does not serve the version the program reads) is
+recorded as such and its objects as certainly absent without asking; then the LISTs (paged), then the GETs. A
+Secret is fetched as PartialObjectMetadata, so its data never leaves the API server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import urllib3
+import yaml
+from kubernetes.client import ApiClient, Configuration
+from kubernetes.client.exceptions import ApiException
+from kubernetes.config import ConfigException
+from kubernetes.config.incluster_config import (
+    SERVICE_CERT_FILENAME,
+    SERVICE_HOST_ENV_NAME,
+    SERVICE_TOKEN_FILENAME,
+    InClusterConfigLoader,
+)
+from kubernetes.config.kube_config import KubeConfigLoader, KubeConfigMerger
+
+from .errors import ObservationError
+from .scope import ObservationRequest
+from .snapshot import CRD_KIND, KINDS, Cluster, Kind, ObjectRef, Observed, Scope, serves
+
+DEFAULT_TIMEOUT = 30.0
+PAGE_SIZE = 500
+JSON = "application/json"
+AUTH = "BearerToken"  # the client's one auth setting: the kubeconfig's token, exec or auth-provider credential
+METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+# Connection failures are retried (a restarting API server); a slow answer is not: the deadline bounds the run.
+RETRIES = urllib3.Retry(total=2, connect=2, read=0, status=0, redirect=0)
+HOW_TO_FIX = (
+    "check platform.kubernetes.kubeconfig and platform.kubernetes.context (--kubeconfig/--context for "
+    "`python -m maas observe`), or set platform.observe: false to plan from the configuration alone"
+)
+HTTP_HINTS = {
+    401: "the API server rejected the credentials: log in again (refresh the token, certificate or exec plugin)",
+    403: "the identity may not read this: grant it get and list on {resource}",
+}
+
+
+@dataclass(frozen=True)
+class Connection:
+    """An API client of its own (no global state) and the cluster it talks to."""
+
+    client: ApiClient
+    cluster: Cluster
+
+
+def connect(kubeconfig: str | None = None, context: str | None = None) -> Connection:
+    """The cluster the Kubernetes provider would use for the same `kubeconfig` and `context`."""
+    configuration = Configuration()
+    try:
+        chosen = _load(configuration, kubeconfig, context)
+    except (ConfigException, OSError) as error:
+        raise ObservationError(f"cannot observe the cluster: invalid kubeconfig: {error}; {HOW_TO_FIX}") from None
+    configuration.retries = RETRIES
+    return Connection(ApiClient(configuration), Cluster(configuration.host, chosen))
+
+
+def _load(configuration: Configuration, kubeconfig: str | None, context: str | None) -> str | None:
+    """Fill `configuration`; the name of the context used (None in-cluster)."""
+    source = _kubeconfig_source(kubeconfig)
+    if source is None:
+        InClusterConfigLoader(SERVICE_TOKEN_FILENAME, SERVICE_CERT_FILENAME).load_and_set(configuration)
+        return None
+    loader = KubeConfigLoader(config_dict=source, active_context=context, config_base_path=None)
+    loader.load_and_set(configuration)
+    return loader.current_context["name"]
+
+
+def _kubeconfig_source(kubeconfig: str | None) -> Any:
+    """A kubeconfig (merged files, or parsed contents), or None for the in-cluster service account."""
+    if kubeconfig is not None and ("\n" in kubeconfig or not Path(kubeconfig).expanduser().is_file()):
+        contents = _parsed(kubeconfig)
+        if not (isinstance(contents, dict) and "clusters" in contents):
+            # only a would-be path is shown: contents may hold credentials
+            shown = f"{kubeconfig!r} is" if isinstance(contents, str) else "the value given is"
+            raise ConfigException(f"{shown} neither a kubeconfig file nor kubeconfig contents (with clusters)")
+        return contents
+    paths = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+    if any(Path(p).expanduser().is_file() for p in paths.split(os.pathsep) if p):
+        return KubeConfigMerger(paths).config
+    if os.environ.get(SERVICE_HOST_ENV_NAME):
+        return None
+    raise ConfigException(f"no kubeconfig at {paths} and not running in a cluster")
+
+
+def _parsed(contents: str) -> Any:
+    try:
+        return yaml.safe_load(contents)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigException(f"the kubeconfig contents are not YAML{where}") from None
+
+
+def read_cluster(
+    request: ObservationRequest,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> Observed:
+    """Everything `request` asks for, read once; ObservationError when the cluster cannot be read."""
+    connection = connect(kubeconfig, context)
+    with connection.client:
+        return _Reading(connection, time.monotonic() + timeout, timeout).run(request)
+
+
+@dataclass
+class _Reading:
+    connection: Connection
+    deadline: float
+    timeout: float
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    crds: dict[str, bool] = field(default_factory=dict)
+
+    def run(self, request: ObservationRequest) -> Observed:
+        crds = [ref for ref in request.gets if ref.kind == CRD_KIND]
+        for ref in crds:
+            self._installed_per_crd(ref, self._get(ref))
+        for scope in request.lists:
+            self._list(scope)
+        for ref in request.gets:
+            if ref.kind != CRD_KIND:
+                self._get(ref)
+        return Observed.of(self.objects, request.lists, request.gets, self.crds, self.connection.cluster)
+
+    def _installed_per_crd(self, ref: ObjectRef, crd: dict[str, Any] | None) -> None:
+        for kind in KINDS.values():
+            if kind.crd_name == ref.name:
+                self.crds[kind.kind] = serves(crd, kind)
+
+    def _list(self, scope: Scope) -> None:
+        kind = KINDS[scope.kind]
+        if self.crds.get(kind.kind) is False:
+            return
+        for page in self._pages(kind, scope.namespace):
+            if page is None:  # the API server does not serve the kind: nothing of it exists
+                self.crds[kind.kind] = False
+                return
+            self.objects += [_typed(kind, item) for item in page.get("items") or ()]
+        if not kind.builtin:
+            self.crds[kind.kind] = True
+
+    def _pages(self, kind: Kind, namespace: str | None) -> Iterator[dict[str, Any] | None]:
+        token = ""
+        while True:
+            query = {"limit": str(PAGE_SIZE), **({"continue": token} if token else {})}
+            page = self._request(kind, _path(kind, namespace), query)
+            yield page
+            token = ((page or {}).get("metadata") or {}).get("continue") or ""
+            if not token:
+                return
+
+    def _get(self, ref: ObjectRef) -> dict[str, Any] | None:
+        kind = KINDS[ref.kind]
+        if self.crds.get(kind.kind) is False:
+            return None
+        body = self._request(kind, _path(kind, ref.namespace, ref.name), {})
+        if body is not None:
+            body = _typed(kind, body)
+            self.objects.append(body)
+        return body
+
+    def _request(self, kind: Kind, path: str, query: dict[str, str]) -> dict[str, Any] | None:
+        """One GET: the JSON body, None for 404, ObservationError for anything else that is not a success."""
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise self._error(f"no complete answer within {self.timeout:g} s (reading {path})")
+        client = self.connection.client
+        accept = METADATA_ONLY if kind.metadata_only else JSON
+        method, url, headers, _, _ = client.param_serialize(
+            "GET", path, query_params=list(query.items()), header_params={"Accept": accept}, auth_settings=[AUTH]
+        )
+        try:
+            response = client.call_api(method, url, headers, _request_timeout=remaining)
+            data = response.read()
+        except (ApiException, urllib3.exceptions.HTTPError, OSError) as error:
+            raise self._error(self._failure(error, path)) from None
+        if response.status == 404:
+            return None
+        if not 200 <= response.status < 300:
+            raise self._error(_http_problem(kind, response.status, response.reason, data, path))
+        try:
+            return json.loads(data)
+        except ValueError:
+            raise self._error(f"the answer to {path} is not JSON") from None
+
+    def _failure(self, error: Exception, path: str) -> str:
+        reason = getattr(error, "reason", None) or error
+        timed_out = isinstance(reason, (urllib3.exceptions.TimeoutError, TimeoutError))
+        # urllib3's NewConnectionError (refused, no route) subclasses its ConnectTimeoutError
+        if timed_out and not isinstance(reason, urllib3.exceptions.NewConnectionError):
+            return f"no complete answer within {self.timeout:g} s (reading {path})"
+        return f"API server unreachable (reading {path}): {reason}"
+
+    def _error(self, problem: str) -> ObservationError:
+        cluster = self.connection.cluster
+        where = f"{cluster.server} (context {cluster.context})" if cluster.context else f"{cluster.server} (in-cluster)"
+        return ObservationError(f"cannot observe the cluster {where}: {problem}; {HOW_TO_FIX}")
+
+
+def _path(kind: Kind, namespace: str | None, name: str | None = None) -> str:
+    """/api/v1/... for the core group, /apis/{group}/{version}/... otherwise; names quoted."""
+    parts = ["api", kind.version] if not kind.group else ["apis", kind.group, kind.version]
+    if namespace is not None:
+        parts += ["namespaces", namespace]
+    parts += [kind.plural, *([name] if name is not None else [])]
+    return "/" + "/".join(urllib.parse.quote(part, safe="") for part in parts)
+
+
+def _typed(kind: Kind, body: dict[str, Any]) -> dict[str, Any]:
+    """List items and PartialObjectMetadata answers lack (or misname) apiVersion and kind; set them from KINDS."""
+    if kind.metadata_only:
+        return {"apiVersion": kind.api_version, "kind": kind.kind, "metadata": body.get("metadata") or {}}
+    return {**body, "apiVersion": kind.api_version, "kind": kind.kind}
+
+
+def _http_problem(kind: Kind, status: int, reason: str, data: bytes, path: str) -> str:
+    try:
+        message = json.loads(data).get("message") or ""
+    except (ValueError, AttributeError):
+        message = data.decode(errors="replace").strip()
+    resource = ".".join(part for part in (kind.plural, kind.group) if part)
+    hint = HTTP_HINTS.get(status, "").format(resource=resource)
+    text = f"HTTP {status} {reason} reading {path}" + (f": {message}" if message else "")
+    return f"{text}; {hint}" if hint else text

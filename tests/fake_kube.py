@@ -1,0 +1,449 @@
+"""A Kubernetes API server on 127.0.0.1 for tests, answering GET and LIST the way a real one does.
+
+It serves the built-in resources below plus every version a CRD it holds serves: anything else is 404 "the server
+could not find the requested resource", like a kind whose CRD is not installed. It records every request, can
+demand a bearer token (401 otherwise), refuse resources (403), page LISTs, stall, and honour (or, to test the
+client, ignore) the PartialObjectMetadata Accept header. Also here: realistic objects of the dev stack's cluster.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+import urllib.parse
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import yaml
+
+from maas.observe import KINDS
+
+BUILTIN = {  # (group, version, plural) -> (kind, namespaced)
+    ("", "v1", "configmaps"): ("ConfigMap", True),
+    ("", "v1", "secrets"): ("Secret", True),
+    ("apps", "v1", "deployments"): ("Deployment", True),
+    ("apiextensions.k8s.io", "v1", "customresourcedefinitions"): ("CustomResourceDefinition", False),
+}
+METADATA_ACCEPT = "as=PartialObjectMetadata"
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, str]
+    accept: str | None
+    authorization: str | None
+
+
+@dataclass
+class FakeKube:
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    token: str | None = "good-token"  # the bearer token it accepts; None: anyone
+    forbidden: set[str] = field(default_factory=set)  # plurals answered with 403
+    page_size: int | None = None
+    stall: float = 0.0  # seconds before each answer
+    honour_metadata_accept: bool = True
+    requests: list[Request] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._release = threading.Event()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self) -> FakeKube:
+        threading.Thread(target=self.httpd.serve_forever, args=(0.01,), daemon=True).start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def kubeconfig(self, current: str = "elsewhere", token: str = "good-token") -> str:
+        """Two contexts: `maas-dev` (this server) and `elsewhere` (nothing listens there), `current` current."""
+        return yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": current,
+                "clusters": [
+                    {"name": "local", "cluster": {"server": self.url}},
+                    {"name": "gone", "cluster": {"server": "http://127.0.0.1:9"}},
+                ],
+                "users": [{"name": "me", "user": {"token": token}}],
+                "contexts": [
+                    {"name": "maas-dev", "context": {"cluster": "local", "user": "me"}},
+                    {"name": "elsewhere", "context": {"cluster": "gone", "user": "me"}},
+                ],
+            }
+        )
+
+    # ------------------------------------------------------------------------------------------- answering
+
+    def answer(self, request: Request) -> tuple[int, dict[str, Any]]:
+        self.requests.append(request)
+        if self.stall:
+            self._release.wait(self.stall)
+        if request.method != "GET":
+            return 405, _status(405, "MethodNotAllowed", "this fake is read-only")
+        if self.token is not None and request.authorization != f"Bearer {self.token}":
+            return 401, _status(401, "Unauthorized", "Unauthorized")
+        route = self._route(request.path)
+        if route is None:
+            return 404, _status(404, "NotFound", "the server could not find the requested resource")
+        group, version, plural, namespace, name = route
+        if plural in self.forbidden:
+            message = f'{plural}.{group} is forbidden: User "me" cannot list resource "{plural}"'
+            return 403, _status(403, "Forbidden", message)
+        kind, _ = self._served()[(group, version, plural)]
+        if name is None:
+            return 200, self._list(group, version, kind, namespace, request.query)
+        return self._get(group, kind, namespace, name, request.accept or "")
+
+    def _route(self, path: str) -> tuple[str, str, str, str | None, str | None] | None:
+        parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")]
+        if parts[:1] == ["api"]:
+            parts = ["apis", "", *parts[1:]]
+        if len(parts) < 4 or parts[0] != "apis":
+            return None
+        group, version, rest = parts[1], parts[2], parts[3:]
+        namespace = None
+        if rest[0] == "namespaces" and len(rest) >= 3:
+            namespace, rest = rest[1], rest[2:]
+        if len(rest) > 2 or (group, version, rest[0]) not in self._served():
+            return None
+        return group, version, rest[0], namespace, rest[1] if len(rest) == 2 else None
+
+    def _served(self) -> dict[tuple[str, str, str], tuple[str, bool]]:
+        served = dict(BUILTIN)
+        for crd in (o for o in self.objects if o["kind"] == "CustomResourceDefinition"):
+            spec = crd["spec"]
+            for version in (v for v in spec["versions"] if v["served"]):
+                namespaced = spec["scope"] == "Namespaced"
+                served[(spec["group"], version["name"], spec["names"]["plural"])] = (spec["names"]["kind"], namespaced)
+        return served
+
+    def _matching(self, group: str, kind: str, namespace: str | None) -> list[dict[str, Any]]:
+        return [
+            o
+            for o in self.objects
+            if o["kind"] == kind
+            and o["apiVersion"].rpartition("/")[0] == group
+            and namespace in (None, o["metadata"].get("namespace"))
+        ]
+
+    def _list(self, group: str, version: str, kind: str, namespace: str | None, query: dict) -> dict[str, Any]:
+        found = self._matching(group, kind, namespace)
+        start = int(query.get("continue") or 0)
+        size = min(int(query.get("limit") or len(found) or 1), self.page_size or len(found) or 1)
+        page, more = found[start : start + size], start + size < len(found)
+        items = [_as_list_item(group, o) for o in page]
+        metadata = {"resourceVersion": "4242", **({"continue": str(start + size)} if more else {})}
+        api_version = f"{group}/{version}" if group else version
+        return {"apiVersion": api_version, "kind": f"{kind}List", "metadata": metadata, "items": items}
+
+    def _get(self, group: str, kind: str, namespace: str | None, name: str, accept: str) -> tuple[int, dict]:
+        for obj in self._matching(group, kind, namespace):
+            if obj["metadata"]["name"] == name:
+                if METADATA_ACCEPT in accept and self.honour_metadata_accept:
+                    partial = {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata"}
+                    return 200, {**partial, "metadata": copy.deepcopy(obj["metadata"])}
+                return 200, copy.deepcopy(obj)
+        return 404, _status(404, "NotFound", f'{kind.lower()}s "{name}" not found')
+
+
+def _as_list_item(group: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """Items of a built-in list come without apiVersion and kind, as the API server sends them."""
+    item = copy.deepcopy(obj)
+    if group in ("", "apps"):
+        item.pop("apiVersion", None)
+        item.pop("kind", None)
+    return item
+
+
+def _status(code: int, reason: str, message: str) -> dict[str, Any]:
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+
+
+def _handler(kube: FakeKube) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self._serve()
+
+        def do_PATCH(self) -> None:  # recorded and refused: the reader must never write
+            self._serve()
+
+        def _serve(self) -> None:
+            url = urllib.parse.urlsplit(self.path)
+            query = dict(urllib.parse.parse_qsl(url.query))
+            request = Request(self.command, url.path, query, self.headers["Accept"], self.headers["Authorization"])
+            code, body = kube.answer(request)
+            payload = json.dumps(body).encode()
+            try:
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+            except OSError:  # the client gave up (a timeout test)
+                pass
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    return Handler
+
+
+# ------------------------------------------------------------------------------------ objects for the tests
+
+
+def crd(api_version: str, kind: str, plural: str, namespaced: bool = True) -> dict[str, Any]:
+    """A CRD as the API server returns it: serving `api_version`, with a schema and managedFields to trim."""
+    group, version = api_version.split("/")
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}", "uid": f"uid-{plural}", "managedFields": [{"manager": "kubectl"}]},
+        "spec": {
+            "group": group,
+            "names": {"kind": kind, "plural": plural, "listKind": f"{kind}List", "singular": kind.lower()},
+            "scope": "Namespaced" if namespaced else "Cluster",
+            "versions": [{"name": version, "served": True, "storage": True, "schema": schema}],
+        },
+        "status": {"storedVersions": [version]},
+    }
+
+
+def all_crds(*missing: str) -> list[dict[str, Any]]:
+    """The CRDs of every custom kind the program knows (maas.observe.KINDS), less the kinds named `missing`."""
+    return [crd(k.api_version, k.kind, k.plural) for k in KINDS.values() if k.crd_name and k.kind not in missing]
+
+
+MANAGED_FIELDS = [{"manager": "kserve-controller", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1"}]
+GATEWAY_REF = {
+    "group": "gateway.networking.k8s.io",
+    "kind": "Gateway",
+    "name": "maas-default-gateway",
+    "namespace": "openshift-ingress",
+}
+T0 = "2026-11-30T09:00:00Z"
+
+
+def condition(type_: str, status: str, reason: str, message: str = "") -> dict[str, Any]:
+    return {"type": type_, "status": status, "reason": reason, "message": message, "lastTransitionTime": T0}
+
+
+def llm_inference_service(namespace: str, name: str, ready: bool) -> dict[str, Any]:
+    """A KServe 0.20 LLMInferenceService; when ready, its status carries the URL, addresses and the served model."""
+    url = f"https://maas.apps.example.com/{namespace}/{name}"
+    status: dict[str, Any] = {"observedGeneration": 1}
+    if ready:
+        model = {"name": f"publishers/{namespace}/models/{name}"}
+        status |= {
+            "url": url,
+            "addresses": [
+                {"name": "gateway-external", "url": url, "models": [model]},
+                {"name": "gateway-internal", "url": f"http://{name}-kserve-workload-svc.{namespace}.svc.cluster.local"},
+            ],
+            "conditions": [condition("Ready", "True", "Ready"), condition("HTTPRoutesReady", "True", "Ready")],
+        }
+    else:
+        status["conditions"] = [
+            condition("Ready", "False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability.")
+        ]
+    return {
+        "apiVersion": "serving.kserve.io/v1alpha2",
+        "kind": "LLMInferenceService",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "uid": f"uid-{name}",
+            "generation": 1,
+            "creationTimestamp": T0,
+            "managedFields": MANAGED_FIELDS,
+        },
+        "spec": {
+            "model": {"uri": f"hf://ibm-granite/{name}", "name": name},
+            "replicas": 1,
+            "router": {"gateway": {}, "route": {}},
+        },
+        "status": status,
+    }
+
+
+def kserve_route(namespace: str, service: str, accepted: bool = True) -> dict[str, Any]:
+    """The HTTPRoute KServe creates for an LLMInferenceService, accepted (or not) by the platform Gateway."""
+    accepted_condition = (
+        condition("Accepted", "True", "Accepted", "Route was valid")
+        if accepted
+        else condition("Accepted", "False", "NotAllowedByListeners", "no listener allows this route")
+    )
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRoute",
+        "metadata": {
+            "name": f"{service}-kserve-route",
+            "namespace": namespace,
+            "labels": {
+                "app.kubernetes.io/name": service,
+                "app.kubernetes.io/component": "llminferenceservice-router",
+                "app.kubernetes.io/part-of": "llminferenceservice",
+            },
+        },
+        "spec": {
+            "parentRefs": [GATEWAY_REF],
+            "hostnames": ["maas.apps.example.com"],
+            "rules": [
+                {
+                    "matches": [{"path": {"type": "PathPrefix", "value": f"/{namespace}/{service}"}}],
+                    "backendRefs": [{"name": f"{service}-kserve-workload-svc", "port": 8000}],
+                }
+            ],
+        },
+        "status": {
+            "parents": [
+                {
+                    "parentRef": GATEWAY_REF,
+                    "controllerName": "openshift.io/gateway-controller/v1",
+                    "conditions": [
+                        {**accepted_condition, "observedGeneration": 1},
+                        {**condition("ResolvedRefs", "True", "ResolvedRefs"), "observedGeneration": 1},
+                    ],
+                }
+            ]
+        },
+    }
+
+
+def platform_gateway() -> dict[str, Any]:
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "metadata": {"name": "maas-default-gateway", "namespace": "openshift-ingress"},
+        "spec": {
+            "gatewayClassName": "openshift-default",
+            "listeners": [
+                {
+                    "name": "https",
+                    "hostname": "maas.apps.example.com",
+                    "port": 443,
+                    "protocol": "HTTPS",
+                    "tls": {"mode": "Terminate", "certificateRefs": [{"kind": "Secret", "name": "maas-gateway-tls"}]},
+                    "allowedRoutes": {"namespaces": {"from": "All"}},
+                }
+            ],
+        },
+        "status": {
+            "addresses": [{"type": "Hostname", "value": "a1b2c3.elb.us-east-1.amazonaws.com"}],
+            "conditions": [
+                {**condition("Accepted", "True", "Accepted"), "observedGeneration": 1},
+                {**condition("Programmed", "True", "Programmed"), "observedGeneration": 1},
+            ],
+        },
+    }
+
+
+def db_secret() -> dict[str, Any]:
+    """maas-api's database Secret, applied with kubectl: its data is also in the last-applied annotation."""
+    data = {"DB_CONNECTION_URL": "cG9zdGdyZXM6Ly9tYWFzOnMzY3IzdEBkYi9tYWFz"}
+    applied = json.dumps({"apiVersion": "v1", "kind": "Secret", "data": data, "metadata": {"name": "maas-db-config"}})
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": {
+            "name": "maas-db-config",
+            "namespace": "odh-ai-gateway-infra",
+            "uid": "uid-db",
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration": applied, "team": "dba"},
+            "managedFields": MANAGED_FIELDS,
+        },
+        "data": data,
+        "stringData": {"password": "s3cr3t"},
+    }
+
+
+def maas_api_deployment(name: str, available: bool) -> dict[str, Any]:
+    labels = {"app.kubernetes.io/name": "maas-api", "app.kubernetes.io/component": "api"}
+    replicas = {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1} if available else {"replicas": 1}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "odh-ai-gateway-infra"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "maas-api", "image": "quay.io/opendatahub/maas-api:latest"}]},
+            },
+        },
+        "status": {
+            **replicas,
+            "conditions": [
+                {"type": "Available", "status": "True" if available else "False", "reason": "MinimumReplicasAvailable"}
+            ],
+        },
+    }
+
+
+def plugins_config_map() -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "payload-processing-plugins", "namespace": "openshift-ingress"},
+        "data": {"plugins.yaml": "plugins:\n  - pluginRef: body-field-to-header\n"},
+    }
+
+
+def opted_out_trlp() -> dict[str, Any]:
+    """A generated TokenRateLimitPolicy someone marked `opendatahub.io/managed: "false"` in the cluster."""
+    return {
+        "apiVersion": "kuadrant.io/v1alpha1",
+        "kind": "TokenRateLimitPolicy",
+        "metadata": {
+            "name": "maas-trlp-granite-7b",
+            "namespace": "llm",
+            "annotations": {"opendatahub.io/managed": "false"},
+        },
+        "spec": {
+            "targetRef": {
+                "group": "gateway.networking.k8s.io",
+                "kind": "HTTPRoute",
+                "name": "granite-7b-instruct-kserve-route",
+            },
+            "limits": {
+                "tokens-1000-per-1h": {
+                    "rates": [{"limit": 1000, "window": "1h"}],
+                    "counters": [{"expression": "auth.identity.userid"}],
+                    "when": [{"predicate": 'auth.identity.selected_subscription_id == "d04ed4cd04d624d0"'}],
+                }
+            },
+        },
+    }
+
+
+def dev_cluster_objects() -> list[dict[str, Any]]:
+    """The dev stack's cluster: granite ready, llama deploying, qwen missing; one plugins ConfigMap, one maas-api."""
+    return [
+        llm_inference_service("llm", "granite-7b-instruct", ready=True),
+        llm_inference_service("llm", "llama-3-8b-instruct", ready=False),
+        kserve_route("llm", "granite-7b-instruct"),
+        kserve_route("llm", "llama-3-8b-instruct"),
+        platform_gateway(),
+        db_secret(),
+        maas_api_deployment("maas-api", available=True),
+        plugins_config_map(),
+        opted_out_trlp(),
+    ]

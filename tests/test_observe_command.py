@@ -1,0 +1,91 @@
+"""`python -m maas observe`: a stack's observation request, read from the cluster, printed as a snapshot file."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+
+import pytest
+import yaml
+
+from maas.cli import stack_file
+from maas.observe import Cluster, parse_snapshot
+from maas.observe.command import add_observe_parser
+from tests.conftest import DEV_STACK
+from tests.fake_kube import FakeKube, all_crds, dev_cluster_objects
+
+
+def observe(*argv: str) -> int:
+    parser = argparse.ArgumentParser()
+    add_observe_parser(parser.add_subparsers(required=True), stack_file)
+    args = parser.parse_args(["observe", *argv])
+    return args.command(args)
+
+
+@pytest.fixture
+def kube() -> Iterator[FakeKube]:
+    with FakeKube(dev_cluster_objects() + all_crds()) as server:
+        yield server
+
+
+@pytest.fixture
+def kubeconfig(kube, tmp_path) -> str:
+    path = tmp_path / "kubeconfig"
+    path.write_text(kube.kubeconfig(current="elsewhere"))
+    return str(path)
+
+
+def stack_with(tmp_path, **kubernetes) -> str:
+    """A copy of the dev stack whose platform.kubernetes is `kubernetes`."""
+    document = yaml.safe_load(DEV_STACK.read_text())
+    document["config"]["maas:platform"]["kubernetes"] = kubernetes
+    path = tmp_path / "Pulumi.observed.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return str(path)
+
+
+def test_observe_prints_the_snapshot_of_the_dev_stack(kube, kubeconfig, capsys):
+    assert observe("--stack", "dev", "--kubeconfig", kubeconfig) == 0  # the dev stack's context is maas-dev
+    out, err = capsys.readouterr()
+    observed = parse_snapshot(out)
+    assert observed.cluster == Cluster(kube.url, "maas-dev")
+    assert observed.lookup("LLMInferenceService", "llm", "granite-7b-instruct").state == "present"
+    assert observed.lookup("LLMInferenceService", "redteam-models", "qwen-coder").state == "absent"
+    assert err == f"observed {len(observed.objects)} objects from {kube.url}\n"
+
+
+def test_the_stacks_kubeconfig_is_used_when_none_is_given(kube, kubeconfig, tmp_path, capsys):
+    stack = stack_with(tmp_path, kubeconfig=kubeconfig, context="maas-dev")
+    assert observe("--config-file", stack) == 0
+    assert parse_snapshot(capsys.readouterr().out).cluster == Cluster(kube.url, "maas-dev")
+
+
+def test_context_overrides_the_stacks_and_an_unreachable_cluster_is_one_error(kubeconfig, capsys):
+    assert observe("--kubeconfig", kubeconfig, "--context", "elsewhere") == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(
+        "error: cannot observe the cluster http://127.0.0.1:9 (context elsewhere): API server unreachable"
+    )
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_an_encrypted_kubeconfig_cannot_be_used_offline(tmp_path, capsys):
+    stack = stack_with(tmp_path, kubeconfig={"secure": "AAABAKx0"})
+    assert observe("--config-file", stack) == 2
+    assert capsys.readouterr().err.startswith(
+        "error: cannot observe the cluster: invalid kubeconfig: the value given is neither a kubeconfig file nor "
+        "kubeconfig contents (with clusters); check platform.kubernetes.kubeconfig"
+    )
+
+
+def test_invalid_configuration_exits_2_with_its_errors(tmp_path, capsys):
+    path = tmp_path / "Pulumi.bad.yaml"
+    path.write_text("config:\n  maas:tenants: {name: x}\n")
+    assert observe("--config-file", str(path)) == 2
+    assert capsys.readouterr().err.startswith("error: ")
+
+
+def test_a_missing_stack_file_exits_2(capsys):
+    assert observe("--stack", "no-such-stack") == 2
+    assert "Pulumi.no-such-stack.yaml not found; pass --stack NAME or --config-file PATH" in capsys.readouterr().err

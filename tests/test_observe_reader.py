@@ -1,0 +1,241 @@
+"""The cluster reader against a local fake API server: what it reads, how, and every way a cluster can fail it."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from maas.crdschema import validate_all
+from maas.observe import Cluster, ObjectRef, ObservationError, ObservationRequest, Scope, what_to_observe
+from maas.observe.reader import METADATA_ONLY, connect, read_cluster
+from maas.observe.snapshot import thawed
+from tests.fake_kube import FakeKube, all_crds, crd, dev_cluster_objects, kserve_route
+
+SECRET = ObjectRef("Secret", "odh-ai-gateway-infra", "maas-db-config")
+ONE_GET = ObservationRequest(lists=(), gets=(SECRET,))  # the smallest request that reaches the API server
+
+
+@pytest.fixture
+def kube() -> Iterator[FakeKube]:
+    with FakeKube(dev_cluster_objects() + all_crds()) as server:
+        yield server
+
+
+def read(kube: FakeKube, request: ObservationRequest, **options):
+    return read_cluster(request, kubeconfig=kube.kubeconfig(), context="maas-dev", **options)
+
+
+def test_the_fixture_cluster_objects_pass_the_real_crds():
+    assert validate_all(dev_cluster_objects()) == []
+
+
+def test_the_dev_stack_is_read_from_the_cluster(kube, dev_config):
+    observed = read(kube, what_to_observe(dev_config))
+    granite = observed.get("LLMInferenceService", "llm", "granite-7b-instruct")
+    assert granite["status"]["addresses"][0]["models"][0]["name"] == "publishers/llm/models/granite-7b-instruct"
+    llama = observed.get("LLMInferenceService", "llm", "llama-3-8b-instruct")
+    assert llama["status"]["conditions"][0]["reason"] == "MinimumReplicasUnavailable"
+    route = observed.get("HTTPRoute", "llm", "granite-7b-instruct-kserve-route")
+    assert route["status"]["parents"][0]["conditions"][0]["type"] == "Accepted"
+    gateway = observed.get("Gateway", "openshift-ingress", "maas-default-gateway")
+    assert gateway["status"]["addresses"] == ({"type": "Hostname", "value": "a1b2c3.elb.us-east-1.amazonaws.com"},)
+    trlp = observed.get("TokenRateLimitPolicy", "llm", "maas-trlp-granite-7b")
+    assert trlp["metadata"]["annotations"]["opendatahub.io/managed"] == "false"
+    assert observed.get("Deployment", "odh-ai-gateway-infra", "maas-api")["status"]["availableReplicas"] == 1
+    assert observed.get("ConfigMap", "openshift-ingress", "payload-processing-plugins") is not None
+    assert observed.cluster == Cluster(kube.url, "maas-dev")
+
+
+def test_list_items_get_their_api_version_and_kind_back(kube):
+    """A built-in list's items come without apiVersion and kind; the snapshot has them."""
+    observed = read(kube, ObservationRequest(lists=(Scope("ConfigMap", "openshift-ingress"),), gets=()))
+    [plugins] = observed.items("ConfigMap", "openshift-ingress")
+    assert (plugins["apiVersion"], plugins["kind"]) == ("v1", "ConfigMap")
+
+
+def test_what_was_looked_at_and_not_found_is_absent_and_the_rest_unknown(kube, dev_config):
+    observed = read(kube, what_to_observe(dev_config))
+    assert observed.lookup("LLMInferenceService", "redteam-models", "qwen-coder").state == "absent"
+    assert observed.lookup("Deployment", "odh-ai-gateway-infra", "maas-api-redteam").state == "absent"
+    assert observed.lookup("ConfigMap", "openshift-ingress", "payload-processing-plugins-redteam").state == "absent"
+    assert observed.lookup("LLMInferenceService", "external-models", "gpt-4o").state == "unknown"
+    assert observed.lookup("Deployment", "odh-ai-gateway-infra", "payload-processing").state == "unknown"
+
+
+def test_every_request_is_a_get_with_the_contexts_credentials(kube, dev_config):
+    request = what_to_observe(dev_config)
+    read(kube, request)
+    assert {(r.method, r.authorization) for r in kube.requests} == {("GET", "Bearer good-token")}
+    assert len(kube.requests) == len(request.lists) + len(request.gets)
+
+
+def test_a_kind_whose_crd_is_not_installed_is_an_observation_and_is_never_listed(dev_config):
+    with FakeKube(dev_cluster_objects() + all_crds("LLMInferenceService", "TelemetryPolicy")) as kube:
+        observed = read(kube, what_to_observe(dev_config))
+    assert (observed.installed("LLMInferenceService"), observed.installed("TelemetryPolicy")) == (False, False)
+    assert observed.installed("HTTPRoute") is True
+    assert observed.lookup("LLMInferenceService", "llm", "granite-7b-instruct").state == "absent"
+    assert observed.items("LLMInferenceService", "llm") == ()
+    assert not [r for r in kube.requests if r.path.startswith("/apis/serving.kserve.io/")]
+
+
+def test_a_crd_that_does_not_serve_the_version_the_program_reads_counts_as_not_installed(dev_config):
+    old_kserve = crd("serving.kserve.io/v1alpha1", "LLMInferenceService", "llminferenceservices")
+    with FakeKube(dev_cluster_objects() + all_crds("LLMInferenceService") + [old_kserve]) as kube:
+        observed = read(kube, what_to_observe(dev_config))
+    assert observed.installed("LLMInferenceService") is False
+    served = observed.get("CustomResourceDefinition", None, "llminferenceservices.serving.kserve.io")
+    assert served["spec"]["versions"] == ({"name": "v1alpha1", "served": True, "storage": True},)
+
+
+def test_a_list_the_server_answers_with_404_means_the_kind_is_not_installed():
+    """Without a CRD in the request, the LIST's 404 itself says the kind is not served."""
+    request = ObservationRequest(lists=(Scope("HTTPRoute", "llm"), Scope("Gateway", "openshift-ingress")), gets=())
+    with FakeKube(dev_cluster_objects() + all_crds("HTTPRoute")) as kube:
+        observed = read(kube, request)
+    assert (observed.installed("HTTPRoute"), observed.installed("Gateway")) == (False, True)
+    assert observed.lookup("HTTPRoute", "llm", "granite-7b-instruct-kserve-route").state == "absent"
+
+
+def test_the_secret_is_fetched_as_metadata_only(kube):
+    observed = read(kube, ONE_GET)
+    [request] = kube.requests
+    assert request.accept == METADATA_ONLY == "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+    secret = observed.get("Secret", SECRET.namespace, SECRET.name)
+    assert (secret["apiVersion"], secret["kind"], secret["metadata"]["uid"]) == ("v1", "Secret", "uid-db")
+
+
+def test_a_secret_sent_whole_by_the_server_keeps_no_data_in_the_snapshot(kube):
+    kube.honour_metadata_accept = False
+    observed = read(kube, ONE_GET)
+    secret = thawed(observed.get("Secret", SECRET.namespace, SECRET.name))
+    assert set(secret) == {"apiVersion", "kind", "metadata"}
+    assert secret["metadata"]["annotations"] == {"team": "dba"}
+    assert "cG9zdGdyZXM" not in json.dumps(secret) and "s3cr3t" not in json.dumps(secret)
+
+
+def test_lists_follow_continue_tokens(kube):
+    kube.page_size = 1
+    kube.objects.append(kserve_route("llm", "third-model"))
+    observed = read(kube, ObservationRequest(lists=(Scope("HTTPRoute", "llm"),), gets=()))
+    assert len(observed.items("HTTPRoute", "llm")) == 3
+    assert [r.query.get("continue") for r in kube.requests] == [None, "1", "2"]
+
+
+def test_a_stalled_server_times_out_with_an_error_naming_it(kube):
+    kube.stall = 5
+    started = time.monotonic()
+    with pytest.raises(ObservationError) as caught:
+        read(kube, ObservationRequest(lists=(Scope("Gateway", "openshift-ingress"),), gets=()), timeout=0.3)
+    assert time.monotonic() - started < 2
+    assert str(caught.value).startswith(
+        f"cannot observe the cluster {kube.url} (context maas-dev): no complete answer within 0.3 s "
+        "(reading /apis/gateway.networking.k8s.io/v1/namespaces/openshift-ingress/gateways); check "
+        "platform.kubernetes.kubeconfig and platform.kubernetes.context"
+    )
+    assert "platform.observe: false" in str(caught.value)
+
+
+def test_the_deadline_bounds_the_whole_read_not_only_each_request(kube):
+    kube.stall = 0.15
+    gets = tuple(ObjectRef("ConfigMap", "openshift-ingress", f"cm-{i}") for i in range(10))
+    started = time.monotonic()
+    with pytest.raises(ObservationError, match=r"no complete answer within 0.4 s"):
+        read(kube, ObservationRequest(lists=(), gets=gets), timeout=0.4)
+    assert time.monotonic() - started < 1.5
+
+
+def test_rejected_credentials_are_an_error_naming_the_cluster_and_the_fix(kube):
+    with pytest.raises(ObservationError) as caught:
+        read_cluster(ONE_GET, kubeconfig=kube.kubeconfig(token="expired"), context="maas-dev")
+    assert str(caught.value).startswith(
+        f"cannot observe the cluster {kube.url} (context maas-dev): HTTP 401 Unauthorized reading "
+        "/api/v1/namespaces/odh-ai-gateway-infra/secrets/maas-db-config: Unauthorized; the API server rejected the "
+        "credentials: log in again"
+    )
+
+
+def test_a_forbidden_read_says_what_to_grant(kube):
+    kube.forbidden = {"secrets"}
+    with pytest.raises(
+        ObservationError,
+        match=r"HTTP 403 Forbidden .*; the identity may not read this: grant it get and list on secrets;",
+    ):
+        read(kube, ONE_GET)
+
+
+def test_an_unreachable_cluster_is_an_error_naming_it(kube):
+    with pytest.raises(
+        ObservationError,
+        match=r"^cannot observe the cluster http://127.0.0.1:9 \(context elsewhere\): API server unreachable",
+    ):
+        read_cluster(ONE_GET, kubeconfig=kube.kubeconfig())  # current context: elsewhere
+
+
+def test_the_context_picks_one_cluster_of_a_kubeconfig_file_with_two(kube, tmp_path):
+    path = tmp_path / "config"
+    path.write_text(kube.kubeconfig(current="elsewhere"))
+    observed = read_cluster(ONE_GET, kubeconfig=str(path), context="maas-dev")
+    assert observed.cluster == Cluster(kube.url, "maas-dev")
+    assert observed.get("Secret", SECRET.namespace, SECRET.name) is not None
+
+
+def test_without_a_context_the_current_one_of_kubeconfig_from_the_environment_is_used(kube, tmp_path, monkeypatch):
+    path = tmp_path / "config"
+    path.write_text(kube.kubeconfig(current="maas-dev"))
+    monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'missing'}:{path}")
+    observed = read_cluster(ONE_GET)
+    assert observed.cluster == Cluster(kube.url, "maas-dev")
+
+
+def test_a_kubeconfig_given_as_contents_works_like_a_file(kube):
+    assert "\n" in kube.kubeconfig()
+    observed = read_cluster(ONE_GET, kubeconfig=kube.kubeconfig(current="maas-dev"))
+    assert observed.cluster == Cluster(kube.url, "maas-dev")
+
+
+def test_a_context_the_kubeconfig_lacks_is_an_error(kube):
+    with pytest.raises(ObservationError, match=r"invalid kubeconfig: .*name prod in kube-config/contexts"):
+        read_cluster(ONE_GET, kubeconfig=kube.kubeconfig(), context="prod")
+
+
+def test_a_kubeconfig_that_is_neither_a_file_nor_contents_is_an_error():
+    with pytest.raises(
+        ObservationError, match=r"invalid kubeconfig: '/no/such/kubeconfig' is neither a kubeconfig file"
+    ):
+        connect("/no/such/kubeconfig")
+
+
+def test_without_any_kubeconfig_the_in_cluster_service_account_is_used(tmp_path, monkeypatch):
+    token, ca = tmp_path / "token", tmp_path / "ca.crt"
+    token.write_text("sa-token")
+    ca.write_text("-----BEGIN CERTIFICATE-----\n")
+    monkeypatch.setattr("maas.observe.reader.SERVICE_TOKEN_FILENAME", str(token))
+    monkeypatch.setattr("maas.observe.reader.SERVICE_CERT_FILENAME", str(ca))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    connection = connect()
+    assert connection.cluster == Cluster("https://10.0.0.1:443", None)
+    assert connection.client.configuration.api_key["BearerToken"] == "bearer sa-token"
+
+
+def test_no_kubeconfig_outside_a_cluster_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    with pytest.raises(ObservationError, match=r"no kubeconfig at ~/.kube/config and not running in a cluster"):
+        connect()
+
+
+def test_kubeconfig_paths_are_never_rewritten(kube, tmp_path):
+    """The reader does not persist refreshed credentials: it only reads."""
+    path = tmp_path / "config"
+    path.write_text(kube.kubeconfig(current="maas-dev"))
+    before = path.read_text()
+    read_cluster(ONE_GET, kubeconfig=str(path))
+    assert path.read_text() == before
