@@ -19,7 +19,8 @@ class Desired:
 
     `depends_on` lists identities (`object_identity`) of objects that must be applied first; identities the plan
     does not register are dropped by `Plan.resolve_dependencies`. `subresource: "status"` makes the body (identity
-    plus `status`) a status write to an object registered elsewhere instead of an object of its own.
+    plus `status`) a status write to an object registered elsewhere instead of an object of its own;
+    `status_facts` are what its writer needs to judge that status again on the live cluster when it writes.
     """
 
     body: dict[str, Any]
@@ -28,6 +29,7 @@ class Desired:
     depends_on: tuple[str, ...] = ()
     subresource: str | None = None
     adopt: bool = False
+    status_facts: dict[str, Any] | None = None
 
     @property
     def api_version(self) -> str:

@@ -79,19 +79,6 @@ def route_of(config: MaasConfig, model: ModelConfig) -> Route:
     )
 
 
-def discovered_endpoint(config: MaasConfig, model: ModelConfig) -> str | None:
-    """Upstream 3.3 without the live status: the route's first non-wildcard hostname, else the tenant Gateway's.
-
-    LLMInferenceService endpoints carry the MaaSModelRef name as path (`https://{host}/{name}`), ExternalModel
-    endpoints are the bare host (`https://{host}`). None when configuration names no host at all.
-    """
-    named = (h for h in model.route.hostnames if not h.startswith("*."))  # a wildcard names no host to call
-    host = next(named, None) or tenant_of(config, model).gateway_hostname(config.platform)
-    if host is None:
-        return None
-    return f"https://{host}" if model.modelRef.kind == "ExternalModel" else f"https://{host}/{model.name}"
-
-
 def model_details(annotations: dict[str, str]) -> dict[str, Any] | None:
     """What maas-api returns as `modelDetails`: non-empty fields only, None when all are empty."""
     details: dict[str, Any] = {field: annotations[key] for key, field in MODEL_DETAILS.items() if annotations.get(key)}

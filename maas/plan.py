@@ -12,13 +12,15 @@ from .access import add_access_control
 from .config import MaasConfig, TenantConfig
 from .desired import Desired, Plan
 from .models import external_model_desired
+from .observe import Observed
 from .ratelimit import plan_rate_limits
 from .readiness import skip_await_on_custom_resources
 from .resources import Publication, publish
 from .tenants import add_tenants, apply_management_states
 
 
-def build_plan(config: MaasConfig) -> Plan:
+def build_plan(config: MaasConfig, observed: Observed) -> Plan:
+    """Deterministic for a given configuration and snapshot; `Observed.nothing()` gives the intended state."""
     plan = Plan()
     if config.platform.usageMetricsDashboard:
         plan.warnings.append(
@@ -28,7 +30,7 @@ def build_plan(config: MaasConfig) -> Plan:
     for tenant in config.tenants:
         plan.owner("Tenant", tenant.name).outputs = _tenant_outputs(config, tenant)
     _add_rate_limits(config, plan)
-    publication = _add_models(config, plan)
+    publication = _add_models(config, observed, plan)
     add_access_control(config, plan)
     add_tenants(config, plan)
     apply_management_states(config, plan)
@@ -41,12 +43,12 @@ def build_plan(config: MaasConfig) -> Plan:
     return plan
 
 
-def _add_models(config: MaasConfig, plan: Plan) -> Publication:
+def _add_models(config: MaasConfig, observed: Observed, plan: Plan) -> Publication:
     """ExternalModel routing and the MaaS CRs maas-api reads, with their stack outputs; statuses come last."""
     for model in config.models:
         if model.modelRef.kind == "ExternalModel":
             plan.add("Model", model.key, *external_model_desired(config, model))
-    publication = publish(config)
+    publication = publish(config, observed)
     for (kind, name), bodies in publication.objects.items():
         plan.add(kind, name, *(Desired(body) for body in bodies))
     for (kind, name), outputs in publication.outputs.items():

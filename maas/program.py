@@ -1,21 +1,33 @@
-"""The program `pulumi up` runs: validate the configuration, compute the desired state, register it."""
+"""The program `pulumi up` runs: validate the configuration, observe the cluster, compute the desired state,
+check it, register it."""
 
 from __future__ import annotations
 
 import pulumi
 
-from .config import ConfigError, load_config, raw_from_pulumi
+from .config import ConfigError, MaasConfig, load_config, raw_from_pulumi
 from .deploy import deploy
 from .desired import Plan
 from .identities import identity_issues
+from .observe import ObservationError, Observed, read_cluster, what_to_observe
 from .plan import build_plan
 from .selfcheck import check_plan
 
+NOT_OBSERVING = (
+    "maas:platform.observe is false: nothing was read from the cluster, so model, subscription and tenant "
+    "statuses are the intended ones (from configuration), not observed"
+)
 
-def run() -> Plan:
-    """Raises ConfigError before registering anything when the configuration is invalid."""
+
+def run(observed: Observed | None = None) -> Plan:
+    """Raises ConfigError before registering anything when the configuration is invalid. `observed`: a snapshot
+    taken elsewhere (the offline renderer); None reads the cluster of `platform.kubernetes` once, now."""
     config = load_config(raw_from_pulumi())
-    plan = build_plan(config)
+    notes: list[str] = []
+    if observed is None:
+        observed, notes = observe(config)
+    plan = build_plan(config, observed)
+    plan.warnings[:0] = notes
     issues = identity_issues(plan) + check_plan(plan)
     if issues:
         raise ConfigError(issues)
@@ -23,10 +35,21 @@ def run() -> Plan:
     return plan
 
 
+def observe(config: MaasConfig) -> tuple[Observed, list[str]]:
+    """The snapshot `pulumi preview`/`up` plans against, read-only; ObservationError when the cluster cannot be
+    read. Rendering to a directory talks to no cluster, so it observes nothing, as `platform.observe: false`."""
+    kubernetes = config.platform.kubernetes
+    if kubernetes.renderYamlToDirectory is not None:
+        return Observed.nothing(), []
+    if not config.platform.observe:
+        return Observed.nothing(), [NOT_OBSERVING]
+    return read_cluster(what_to_observe(config), kubernetes.kubeconfig, kubernetes.context), []
+
+
 def main() -> None:
-    """`pulumi preview`/`up`: configuration errors end the program as one clean list of problems (a RunError),
-    not as a Python traceback with the program's source."""
+    """`pulumi preview`/`up`: configuration and observation errors end the program as one clean message (a
+    RunError), not as a Python traceback with the program's source."""
     try:
         run()
-    except ConfigError as error:
+    except (ConfigError, ObservationError) as error:
         raise pulumi.RunError(str(error)) from None

@@ -17,6 +17,7 @@ from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.sync_await import _sync_await
 
 from .desired import Plan
+from .observe import Observed
 from .status_provider import rendered_status
 
 STATUS_TYPE = "pulumi-python:dynamic:Resource"
@@ -154,8 +155,14 @@ class _WarningCollector(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def render(raw_config: dict[str, Any], stack: str = "dev", monitor: RecordingMonitor | None = None) -> Rendering:
-    """Run the program with `raw_config` (the `maas:` keys) under mocks; ConfigError propagates unchanged."""
+def render(
+    raw_config: dict[str, Any],
+    stack: str = "dev",
+    monitor: RecordingMonitor | None = None,
+    observed: Observed | None = None,
+) -> Rendering:
+    """Run the program with `raw_config` (the `maas:` keys) under mocks against a snapshot (default: nothing
+    observed, so statuses are the intended ones); ConfigError propagates unchanged."""
     from .program import run
 
     monitor = monitor or RecordingMonitor()
@@ -168,7 +175,7 @@ def render(raw_config: dict[str, Any], stack: str = "dev", monitor: RecordingMon
     rendering = Rendering()
 
     def program() -> None:
-        rendering.plan = run()
+        rendering.plan = run(observed or Observed.nothing())
 
     pulumi.runtime.test(program)()
     rendering.registrations = monitor.registrations

@@ -17,16 +17,16 @@ from . import naming
 from .config import AuthPolicyConfig, MaasConfig, ModelConfig, SubscriptionConfig
 from .config.schema import Metadata, ModelKey, Subjects
 from .desired import Desired, k8s_object, object_identity
-from .models import discovered_endpoint, model_details, route_of
+from .models import model_details, route_of, tenant_of
+from .observe import Observed
 from .ratelimit import rate_set
+from .status.conditions import condition
+from .status.model import ModelFacts, model_status
 
 OwnerKey = tuple[str, str]
 # An unlimited model reference has no rates; the CRD requires at least one, so the CR carries the largest rate it
 # admits (informational: maas-api only displays and orders by it; the TokenRateLimitPolicy enforces `unlimited`).
 UNLIMITED_RATE = {"limit": 1_000_000_000, "window": "1s"}
-NOT_OBSERVED = (
-    "not observed: Pulumi publishes this status from configuration at `pulumi up` and does not watch the backend"
-)
 
 
 @dataclass
@@ -39,7 +39,7 @@ class Publication:
     warnings: list[str] = field(default_factory=list)
 
 
-def publish(config: MaasConfig) -> Publication:
+def publish(config: MaasConfig, observed: Observed) -> Publication:
     """The MaaS CRs of every model, auth policy and subscription, with their status unless something else keeps it.
 
     `coexist`: a running maas-controller keeps the status. `renderYamlToDirectory`: nothing talks to a cluster.
@@ -49,25 +49,29 @@ def publish(config: MaasConfig) -> Publication:
     )
     governed = _governed_models(config)
     result = Publication()
+    phases = {}
     for model in sorted(config.models, key=lambda m: m.key):
         owner = ("Model", model.key)
-        body, status = model_ref(model), model_status(config, model, governed.get(model.key, set()))
+        facts = model_facts(config, model, governed.get(model.key, set()))
+        body, status = model_ref(model), model_status(facts, observed)
+        phases[model.key] = status["phase"]
         result.objects[owner] = [body]
         result.outputs[owner] = _model_outputs(model, status)
         if with_status:
-            result.statuses[owner] = [_status_desired(body, status, _model_dependencies(config, model))]
+            dependencies = _model_dependencies(config, model)
+            result.statuses[owner] = [_status_desired(body, status, dependencies, facts.to_inputs())]
         if status["endpoint"] == "" and status["phase"] == "Ready":
             result.warnings.append(_no_endpoint_warning(model))
     for policy in sorted(config.authPolicies, key=lambda p: p.key):
         owner = ("AuthPolicy", policy.key)
-        body, status = maas_auth_policy(policy), auth_policy_status(config, policy)
+        body, status = maas_auth_policy(policy), auth_policy_status(policy, phases)
         result.objects[owner] = [body]
         result.outputs[owner] = {"phase": status["phase"]}
         if with_status:
             result.statuses[owner] = [_status_desired(body, status, _auth_policy_dependencies(config, policy))]
     for subscription in sorted(config.subscriptions, key=lambda s: s.key):
         owner = ("Subscription", subscription.key)
-        body, status = maas_subscription(subscription), subscription_status(config, subscription)
+        body, status = maas_subscription(subscription), subscription_status(config, subscription, phases)
         result.objects[owner] = [body]
         result.outputs[owner] = {"phase": status["phase"], "rateLimitIdentity": subscription.rateLimitIdentity}
         if with_status:
@@ -164,10 +168,6 @@ def _metadata(metadata: Metadata) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------------ statuses
 
 
-def condition(type_: str, status: str, reason: str, message: str) -> dict[str, str]:
-    return {"type": type_, "status": status, "reason": reason, "message": message}
-
-
 def _governed_models(config: MaasConfig) -> dict[str, set[str]]:
     """Per model key, which of `subscription` and `authPolicy` reference it (seed 004 governance)."""
     governed: dict[str, set[str]] = {}
@@ -178,70 +178,59 @@ def _governed_models(config: MaasConfig) -> dict[str, set[str]]:
     return governed
 
 
-def model_status(config: MaasConfig, model: ModelConfig, governed_by: set[str]) -> dict[str, Any]:
-    """`Ready` when a subscription and an auth policy both reference the model, else `Pending` with no endpoint.
-
-    `endpointOverride` only replaces the endpoint of a `Ready` model; it never makes a model `Ready`.
-    """
+def model_facts(config: MaasConfig, model: ModelConfig, governed_by: set[str]) -> ModelFacts:
+    """What the status of `model` depends on in configuration (the cluster supplies the rest)."""
     route = route_of(config, model)
-    ready = governed_by == {"subscription", "authPolicy"}
-    endpoint = (model.endpointOverride or discovered_endpoint(config, model) or "") if ready else ""
-    status: dict[str, Any] = {
-        "phase": "Ready" if ready else "Pending",
-        "endpoint": endpoint,
-        "httpRouteName": route.name,
-        "httpRouteNamespace": route.namespace,
-        "httpRouteGatewayName": route.gateway_name,
-        "httpRouteGatewayNamespace": route.gateway_namespace,
-        "httpRouteHostnames": list(route.hostnames),
-        "conditions": [
-            _governance_condition(governed_by),
-            condition("Ready", "True", "Reconciled", "governed; published by Pulumi")
-            if ready
-            else condition("Ready", "False", "BackendNotReady", "waiting for a subscription and an auth policy"),
-            condition("RuntimeReady", "Unknown", "NotObserved", NOT_OBSERVED),
-        ],
-    }
-    alias = model.modelRef.name if model.modelRef.kind == "ExternalModel" else model.modelAlias
-    if alias is not None:
-        status["resolvedModelAlias"] = alias
-    return status
+    return ModelFacts(
+        name=model.name,
+        namespace=model.namespace,
+        kind=model.modelRef.kind,
+        backend=model.modelRef.name,
+        route_name=route.name,
+        route_namespace=route.namespace,
+        gateway_name=route.gateway_name,
+        gateway_namespace=route.gateway_namespace,
+        route_hostnames=route.hostnames,
+        gateway_hostname=tenant_of(config, model).gateway_hostname(config.platform),
+        endpoint_override=model.endpointOverride,
+        alias=model.modelAlias,
+        governed_by=tuple(sorted(governed_by)),
+    )
 
 
-def _governance_condition(governed_by: set[str]) -> dict[str, str]:
-    missing = sorted({"subscription", "authPolicy"} - governed_by)
-    if not missing:
-        return condition("GovernanceAttached", "True", "GovernancePaired", "a subscription and an auth policy apply")
-    names = " and ".join(f"maas:{what}s" for what in missing)
-    return condition("GovernanceAttached", "False", "NoPairingFound", f"no entry of {names} references this model")
+def _references_status(refs: Iterable[ModelKey], phases: dict[str, str]) -> tuple[str, dict[str, str], list]:
+    """Phase, Ready condition and per-reference entries of a subscription or auth policy (upstream vector 11).
 
-
-def _references_status(config: MaasConfig, refs: Iterable[ModelKey]) -> tuple[str, dict[str, str], list]:
-    """Phase, Ready condition and per-reference entries of a subscription or auth policy (upstream vector 11)."""
-    known = config.models_by_key
+    `phases`: each configured model's phase. A model that is not configured, or whose backend is `Failed`, cannot
+    serve this entry; a `Pending` model still can once it is ready (its policies are in place already)."""
     refs = sorted(refs, key=lambda r: (r.namespace, r.name))
-    missing = [r.key for r in refs if r.key not in known]
-    entries = []
+    entries, unusable = [], []
     for ref in refs:
-        entry: dict[str, Any] = {"name": ref.name, "namespace": ref.namespace, "ready": ref.key in known}
-        entry["reason"] = "Valid" if ref.key in known else "NotFound"
-        if ref.key not in known:
-            entry["message"] = f"model {ref.key} is not in maas:models"
+        entry: dict[str, Any] = {"name": ref.name, "namespace": ref.namespace}
+        phase = phases.get(ref.key)
+        if phase is None:
+            entry |= {"ready": False, "reason": "NotFound", "message": f"model {ref.key} is not in maas:models"}
+        elif phase == "Failed":
+            entry |= {"ready": False, "reason": "BackendNotReady", "message": f"model {ref.key} is Failed"}
+        else:
+            entry |= {"ready": True, "reason": "Valid"}
+        if not entry["ready"]:
+            unusable.append(f"{ref.key} ({'not in maas:models' if phase is None else 'Failed'})")
         entries.append(entry)
-    if not missing:
+    if not unusable:
         return "Active", condition("Ready", "True", "Reconciled", "all referenced models exist"), entries
-    text = f"models not in maas:models: {', '.join(missing)}"
-    if len(missing) < len(refs):
+    text = f"models that cannot serve: {', '.join(unusable)}"
+    if len(unusable) < len(refs):
         return "Degraded", condition("Ready", "False", "PartialFailure", text), entries
     return "Failed", condition("Ready", "False", "ReconcileFailed", text), entries
 
 
-def subscription_status(config: MaasConfig, subscription: SubscriptionConfig) -> dict[str, Any]:
-    """Phase by missing models, one ready token-limit entry per existing model, and the rate-limit identity.
+def subscription_status(config: MaasConfig, subscription: SubscriptionConfig, phases: dict[str, str]) -> dict[str, Any]:
+    """Phase by unusable models, one ready token-limit entry per configured model, and the rate-limit identity.
 
     `rateLimitIdentity` is a 3.6 status field (seed 002) that the mirror CRD lacks; the API server prunes it there.
     """
-    phase, ready, entries = _references_status(config, subscription.modelRefs)
+    phase, ready, entries = _references_status(subscription.modelRefs, phases)
     models = config.models_by_key
     limits = []
     for ref in sorted(subscription.modelRefs, key=lambda r: (r.namespace, r.name)):
@@ -265,18 +254,21 @@ def subscription_status(config: MaasConfig, subscription: SubscriptionConfig) ->
     }
 
 
-def auth_policy_status(config: MaasConfig, policy: AuthPolicyConfig) -> dict[str, Any]:
-    phase, ready, _ = _references_status(config, policy.modelRefs)
+def auth_policy_status(policy: AuthPolicyConfig, phases: dict[str, str]) -> dict[str, Any]:
+    phase, ready, _ = _references_status(policy.modelRefs, phases)
     return {"phase": phase, "conditions": [ready]}
 
 
-def _status_desired(body: dict[str, Any], status: dict[str, Any], depends_on: Iterable[str]) -> Desired:
-    """A status write to `body`'s object, after that object and the policies the status describes."""
+def _status_desired(
+    body: dict[str, Any], status: dict[str, Any], depends_on: Iterable[str], facts: dict[str, Any] | None = None
+) -> Desired:
+    """A status write to `body`'s object, after that object and the policies the status describes; `facts` let
+    the writer judge the status again on the live cluster just before it writes."""
     metadata = body["metadata"]
     target = object_identity(body["kind"], metadata["namespace"], metadata["name"])
     identity = {"apiVersion": body["apiVersion"], "kind": body["kind"], "metadata": {**_name_of(metadata)}}
     dependencies = tuple(sorted({target, *depends_on}))
-    return Desired({**identity, "status": status}, depends_on=dependencies, subresource="status")
+    return Desired({**identity, "status": status}, depends_on=dependencies, subresource="status", status_facts=facts)
 
 
 def _name_of(metadata: dict[str, Any]) -> dict[str, str]:

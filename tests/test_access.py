@@ -6,6 +6,7 @@ import pytest
 
 from maas import access, cel, crdschema
 from maas.config import ConfigError, load_config
+from maas.observe import Observed
 from maas.plan import build_plan
 from maas.render import render
 from tests.conftest import objects_of
@@ -211,7 +212,7 @@ def test_order_of_policies_and_subjects_does_not_change_the_policy():
 
 
 def test_outputs_say_who_is_admitted_and_by_which_policies(dev_config):
-    plan = build_plan(dev_config)
+    plan = build_plan(dev_config, Observed.nothing())
     assert plan.outputs["models"]["llm/granite-7b"]["access"] == {
         "authPolicy": "llm/maas-auth-granite-7b",
         "groups": {
@@ -226,12 +227,12 @@ def test_outputs_say_who_is_admitted_and_by_which_policies(dev_config):
 
 
 def test_outputs_of_an_ungoverned_model_admit_nobody():
-    plan = build_plan(load_config({"models": [model("a")]}))
+    plan = build_plan(load_config({"models": [model("a")]}), Observed.nothing())
     assert plan.outputs["models"]["llm/a"]["access"] == {"authPolicy": None, "groups": {}, "users": {}}
 
 
 def test_tenant_outputs_name_the_gateway_policies(dev_config):
-    outputs = build_plan(dev_config).owner("Tenant", "redteam").outputs
+    outputs = build_plan(dev_config, Observed.nothing()).owner("Tenant", "redteam").outputs
     assert outputs["gatewayAuthPolicy"] == "openshift-ingress/redteam-maas-auth"
     assert outputs["defaultDenyPolicy"] == "openshift-ingress/gateway-default-deny-redteam"
 
@@ -361,7 +362,7 @@ def test_removing_a_model_removes_its_policy_and_warns_about_the_reference(dev_r
         {**s, "modelRefs": [r for r in s["modelRefs"] if r["name"] != "llama-3-8b"]} for s in dev_raw["subscriptions"]
     ]
     dev_raw["subscriptions"] = [s for s in dev_raw["subscriptions"] if s["modelRefs"]]
-    plan = build_plan(load_config(dev_raw))
+    plan = build_plan(load_config(dev_raw), Observed.nothing())
     assert "llm/maas-auth-llama-3-8b" not in {obj.logical_name for obj in plan.objects()}
     assert any(
         "auth policy models-as-a-service/premium-access: model llm/llama-3-8b is not in maas:models" in w
@@ -394,7 +395,7 @@ def test_unmanaged_auth_policies_are_kept_but_never_changed_or_deleted(dev_raw):
 def test_unmanaged_auth_policy_without_source_warns_that_it_is_orphaned(dev_raw):
     dev_raw["authPolicies"] = [p for p in dev_raw["authPolicies"] if p["name"] != "premium-access"]
     dev_raw["unmanaged"] = [{"kind": "AuthPolicy", "namespace": "external-models", "name": "maas-auth-gpt-4o"}]
-    plan = build_plan(load_config(dev_raw))
+    plan = build_plan(load_config(dev_raw), Observed.nothing())
     assert "external-models/maas-auth-gpt-4o" not in {obj.logical_name for obj in plan.objects()}
     assert any(
         w.startswith("maas:unmanaged AuthPolicy external-models/maas-auth-gpt-4o has no source left")
@@ -404,7 +405,9 @@ def test_unmanaged_auth_policy_without_source_warns_that_it_is_orphaned(dev_raw)
 
 def test_coexist_mode_hands_access_objects_over(dev_raw):
     dev_raw["platform"]["controllerMode"] = "coexist"
-    policies = [obj for obj in build_plan(load_config(dev_raw)).objects() if obj.kind == "AuthPolicy"]
+    policies = [
+        obj for obj in build_plan(load_config(dev_raw), Observed.nothing()).objects() if obj.kind == "AuthPolicy"
+    ]
     assert len(policies) == 7
     for obj in policies:
         assert obj.body["metadata"]["annotations"]["opendatahub.io/managed"] == "false"

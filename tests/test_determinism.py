@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maas.config import load_config
+from maas.observe import Observed
 from maas.plan import build_plan
 from maas.render import render
 
@@ -35,7 +36,7 @@ def shuffled(raw: dict, rng: random.Random) -> dict:
 
 
 def plan_text(raw: dict) -> str:
-    plan = build_plan(load_config(raw))
+    plan = build_plan(load_config(raw), Observed.nothing())
     return json.dumps([(o.kind, o.name, [d.body for d in o.objects], o.outputs) for o in plan.owners]) + json.dumps(
         plan.outputs
     )

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from maas.config import ConfigError, load_config
 from maas.desired import Desired, Plan, k8s_object
 from maas.identities import identity_issues
+from maas.observe import Observed
 from maas.plan import build_plan
 from maas.render import RecordingMonitor, render
 
@@ -156,4 +157,4 @@ def test_property_no_valid_configuration_renders_two_objects_with_one_identity(r
         config = load_config(raw)
     except ConfigError:
         return
-    assert identity_issues(build_plan(config)) == []
+    assert identity_issues(build_plan(config, Observed.nothing())) == []

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from maas import naming
 from maas.config import ConfigError, load_config
+from maas.observe import Observed
 from maas.plan import build_plan
 
 TENANTS = ["models-as-a-service", "blue", "green"]
@@ -52,7 +53,7 @@ def tenant_of_namespace(namespace: str) -> str:
 def test_policies_of_a_model_only_name_its_own_tenants_subscriptions_and_policies(raw):
     config = load_config(raw)
     tenant_of_model = {m.key: m.tenant for m in config.models}
-    for owner in build_plan(config).owners:
+    for owner in build_plan(config, Observed.nothing()).owners:
         if owner.kind != "Model":
             continue
         for obj in owner.objects:
@@ -65,7 +66,7 @@ def test_policies_of_a_model_only_name_its_own_tenants_subscriptions_and_policie
 @settings(max_examples=20, deadline=None)
 @given(multi_tenant_configurations())
 def test_tenant_objects_call_only_their_own_maas_api_and_carry_their_own_labels(raw):
-    for owner in build_plan(load_config(raw)).owners:
+    for owner in build_plan(load_config(raw), Observed.nothing()).owners:
         if owner.kind != "Tenant":
             continue
         expected_api = naming.maas_api_name(owner.name)

@@ -8,10 +8,17 @@ import pytest
 
 from maas import crdschema, naming
 from maas.config import ConfigError, load_config
-from maas.models import discovered_endpoint, external_model_objects, model_details, route_of
-from maas.resources import model_status
+from maas.models import external_model_objects, model_details, route_of
+from maas.observe import Observed
+from maas.resources import model_facts
+from maas.status.model import model_status
 
 GOVERNED = {"subscription", "authPolicy"}
+
+
+def intended(config, governed_by=GOVERNED):
+    """The status of the only model with nothing observed: what configuration alone says."""
+    return model_status(model_facts(config, only_model(config), set(governed_by)), Observed.nothing())
 
 
 def external(name="gpt-4o", namespace="llm", target="gpt-4o", **extra) -> dict:
@@ -124,7 +131,7 @@ def test_shortened_name_trims_trailing_separators_before_the_hash():
 )
 def test_discovered_endpoint_from_route_hostnames_else_gateway_hostname(model, platform, expected):
     config = config_with(model, platform=platform)
-    assert discovered_endpoint(config, only_model(config)) == expected
+    assert intended(config)["endpoint"] == (expected or "")
 
 
 def test_route_hostname_wins_over_gateway_hostname():
@@ -132,7 +139,7 @@ def test_route_hostname_wins_over_gateway_hostname():
         external(route={"hostnames": ["a.example.com", "b.example.com"]}),
         platform={"gateway": {"hostname": "gw.example.com"}},
     )
-    assert discovered_endpoint(config, only_model(config)) == "https://a.example.com"
+    assert intended(config)["endpoint"] == "https://a.example.com"
 
 
 def test_tenant_gateway_hostname_serves_its_models():
@@ -140,7 +147,7 @@ def test_tenant_gateway_hostname_serves_its_models():
     config = config_with(
         llmisvc(tenant="redteam"), platform={"gateway": {"hostname": "gw.example.com"}}, tenants=tenants
     )
-    assert discovered_endpoint(config, only_model(config)) == "https://red.example.com/granite-7b"
+    assert intended(config)["endpoint"] == "https://red.example.com/granite-7b"
 
 
 def test_platform_hostname_does_not_leak_to_another_tenants_gateway():
@@ -148,7 +155,7 @@ def test_platform_hostname_does_not_leak_to_another_tenants_gateway():
     config = config_with(
         llmisvc(tenant="redteam"), platform={"gateway": {"hostname": "gw.example.com"}}, tenants=tenants
     )
-    assert discovered_endpoint(config, only_model(config)) is None
+    assert intended(config)["endpoint"] == ""
 
 
 def test_gateway_hostname_must_be_a_host_name():
@@ -160,14 +167,14 @@ def test_gateway_hostname_must_be_a_host_name():
 def test_endpoint_override_replaces_the_endpoint_of_a_ready_model(kind):
     model = (llmisvc if kind == "llm" else external)(endpointOverride="https://override.example.com/model")
     config = config_with(model, platform={"gateway": {"hostname": "discovered.example.com"}})
-    status = model_status(config, only_model(config), GOVERNED)
+    status = intended(config)
     assert (status["phase"], status["endpoint"]) == ("Ready", "https://override.example.com/model")
 
 
 @pytest.mark.parametrize("governed_by", [set(), {"subscription"}, {"authPolicy"}])
 def test_endpoint_override_never_makes_an_ungoverned_model_ready(governed_by):
     config = config_with(llmisvc(endpointOverride="https://override.example.com/model"))
-    status = model_status(config, only_model(config), governed_by)
+    status = intended(config, governed_by)
     assert (status["phase"], status["endpoint"]) == ("Pending", "")
     conditions = {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]}
     assert conditions["GovernanceAttached"] == ("False", "NoPairingFound")

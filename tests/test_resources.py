@@ -10,6 +10,7 @@ import pytest
 
 from maas import crdschema
 from maas.config import ConfigError, load_config
+from maas.observe import Observed
 from maas.render import STATUS_TYPE, render
 from maas.resources import maas_auth_policy, maas_subscription, publish, subscription_status
 from maas.status_provider import stamp_conditions
@@ -140,7 +141,7 @@ def ref(name, **extra):
 )
 def test_subscription_phase_by_missing_models(refs, phase, ready):
     config = sub_config(*refs)
-    status = subscription_status(config, config.subscriptions[0])
+    status = subscription_status(config, config.subscriptions[0], {"llm/a": "Ready"})
     assert status["phase"] == phase
     [condition] = status["conditions"]
     assert (condition["type"], condition["status"], condition["reason"]) == ("Ready", *ready)
@@ -150,6 +151,23 @@ def test_subscription_phase_by_missing_models(refs, phase, ready):
         [("a", "maas-trlp-a", "llm", True)] if any(r["name"] == "a" for r in refs) else []
     )
     assert status["rateLimitIdentity"] == "short"
+
+
+@pytest.mark.parametrize(
+    ("phases", "expected"),
+    [
+        ({"llm/a": "Ready", "llm/b": "Pending"}, ("Active", [True, True])),
+        ({"llm/a": "Ready", "llm/b": "Failed"}, ("Degraded", [True, False])),
+        ({"llm/a": "Failed", "llm/b": "Failed"}, ("Failed", [False, False])),
+    ],
+)
+def test_a_model_whose_backend_failed_cannot_serve_the_subscription(phases, expected):
+    """A Pending model still serves once it is ready (its limits are in place); a Failed one has no backend."""
+    config = sub_config(ref("a"), ref("b"), models=("a", "b"))
+    status = subscription_status(config, config.subscriptions[0], phases)
+    assert (status["phase"], [e["ready"] for e in status["modelRefStatuses"]]) == expected
+    failed = [e for e in status["modelRefStatuses"] if not e["ready"]]
+    assert all((e["reason"], e["message"]) == ("BackendNotReady", f"model llm/{e['name']} is Failed") for e in failed)
 
 
 def test_unlimited_reference_carries_the_largest_rate_and_an_annotation():
@@ -287,7 +305,10 @@ def test_same_configuration_in_any_order_publishes_identical_objects(dev_raw):
             for field in ("modelRefs",):
                 if field in entry:
                     rng.shuffle(entry[field])
-    first, second = publish(load_config(dev_raw)), publish(load_config(shuffled))
+    first, second = (
+        publish(load_config(dev_raw), Observed.nothing()),
+        publish(load_config(shuffled), Observed.nothing()),
+    )
     assert first.objects == second.objects
     assert first.statuses == second.statuses
     assert first.outputs == second.outputs

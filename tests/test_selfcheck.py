@@ -13,6 +13,7 @@ import pytest
 from maas.config import ConfigError, ConfigIssue, load_config, raw_from_stack_file
 from maas.crdschema import CRDS_DIR_ENV, CrdRegistry, crds_dir
 from maas.desired import Desired, Owner, Plan, k8s_object
+from maas.observe import Observed
 from maas.plan import build_plan
 from maas.render import RecordingMonitor, render
 from maas.selfcheck import MAX_OBJECT_BYTES, check_plan, encoded_size, owner_path
@@ -27,7 +28,7 @@ QUALIFIED_RULE = (
 
 
 def plan_of(raw: dict[str, Any]) -> Plan:
-    return build_plan(load_config(raw))
+    return build_plan(load_config(raw), Observed.nothing())
 
 
 def edited(plan: Plan, owner: tuple[str, str], kind: str, subresource: str | None, edit) -> Plan:
@@ -91,7 +92,7 @@ def test_a_crd_rule_violation_names_the_model_entry(dev_config):
     def bad_group(body: dict) -> None:
         body["spec"]["targetRef"]["group"] = "networking.istio.io"
 
-    plan = edited(build_plan(dev_config), GRANITE, "TokenRateLimitPolicy", None, bad_group)
+    plan = edited(build_plan(dev_config, Observed.nothing()), GRANITE, "TokenRateLimitPolicy", None, bad_group)
     assert check_plan(plan) == [
         ConfigIssue(
             "maas:models (llm/granite-7b)",
@@ -159,7 +160,7 @@ def padded_policy(dev_config, size: int) -> Plan:
         limit["when"].append({"predicate": ""})
         limit["when"][-1]["predicate"] = "x" * (size - encoded_size(body))
 
-    return edited(build_plan(dev_config), GRANITE, "TokenRateLimitPolicy", None, pad)
+    return edited(build_plan(dev_config, Observed.nothing()), GRANITE, "TokenRateLimitPolicy", None, pad)
 
 
 def test_an_object_over_1_5_mib_is_refused_naming_the_limit(dev_config):
@@ -181,7 +182,7 @@ def test_a_status_write_that_violates_the_status_schema_is_refused(dev_config):
         body["status"]["phase"] = "Bogus"
         body["status"]["observedAt"] = "now"
 
-    plan = edited(build_plan(dev_config), GRANITE, "MaaSModelRef", "status", bad_phase)
+    plan = edited(build_plan(dev_config, Observed.nothing()), GRANITE, "MaaSModelRef", "status", bad_phase)
     issues = check_plan(plan)
     assert [issue.path for issue in issues] == ["maas:models (llm/granite-7b)"] * 2
     assert [issue.message.split(": ")[1] for issue in issues] == ["status.observedAt", "status.phase"]
@@ -202,7 +203,7 @@ def test_an_object_problem_is_not_reported_again_with_its_status(dev_config):
     def no_model_ref(body: dict) -> None:
         del body["spec"]["modelRef"]
 
-    plan = edited(build_plan(dev_config), GRANITE, "MaaSModelRef", None, no_model_ref)
+    plan = edited(build_plan(dev_config, Observed.nothing()), GRANITE, "MaaSModelRef", None, no_model_ref)
     assert [issue.message for issue in check_plan(plan)] == [
         "MaaSModelRef llm/granite-7b: spec: 'modelRef' is a required property"
     ]
@@ -210,7 +211,7 @@ def test_an_object_problem_is_not_reported_again_with_its_status(dev_config):
 
 def test_only_the_status_fields_the_vendored_crd_predates_are_tolerated(dev_config):
     key = ("Subscription", "models-as-a-service/premium")
-    plan = build_plan(dev_config)
+    plan = build_plan(dev_config, Observed.nothing())
     [write] = [o for o in plan.owners_by_key[key].objects if o.subresource == "status"]
     assert write.body["status"]["rateLimitIdentity"] == "short"  # a 3.6 field the mirror CRD lacks: tolerated
     plan = edited(plan, key, "MaaSSubscription", "status", lambda body: body["status"].update(rateLimitId="x"))

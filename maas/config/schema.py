@@ -87,6 +87,7 @@ class PlatformConfig(Strict):
     usageMetricsDashboard: StrictBool = False
     controllerMode: Literal["absent", "coexist"] = "absent"
     awaitCustomResources: StrictBool = False
+    observe: StrictBool = True  # read the cluster at preview/up; false: intended statuses, no preflight
     kubernetes: KubernetesProvider = KubernetesProvider()
 
     @field_validator("monitoringNamespace")

@@ -1,0 +1,287 @@
+"""MaaSModelRef status from observation: every phase rule of seed 004 / upstream 3.4, the endpoint rules of 3.3."""
+
+from __future__ import annotations
+
+import pytest
+
+from maas.crdschema import validate_all
+from maas.observe import Observed, Scope
+from maas.status.model import ModelFacts, llmisvc_endpoint, model_status
+from tests.fake_kube import kserve_route, llm_inference_service, platform_gateway
+
+GOVERNED = ("authPolicy", "subscription")
+GRANITE = ModelFacts(
+    name="granite-7b",
+    namespace="llm",
+    kind="LLMInferenceService",
+    backend="granite-7b-instruct",
+    route_name="granite-7b-instruct-kserve-route",
+    route_namespace="llm",
+    gateway_name="maas-default-gateway",
+    gateway_namespace="openshift-ingress",
+    governed_by=GOVERNED,
+)
+GPT = ModelFacts(
+    name="gpt-4o",
+    namespace="llm",
+    kind="ExternalModel",
+    backend="gpt-4o",
+    route_name="maas-gpt-4o",
+    route_namespace="llm",
+    gateway_name="maas-default-gateway",
+    gateway_namespace="openshift-ingress",
+    governed_by=GOVERNED,
+)
+LISTED = [
+    Scope("LLMInferenceService", "llm"),
+    Scope("HTTPRoute", "llm"),
+    Scope("Gateway", "openshift-ingress"),
+]
+
+
+def cluster(*objects) -> Observed:
+    """A snapshot that listed the model namespace and the gateway namespace: what it lacks is absent."""
+    return Observed.of(objects, listed=LISTED)
+
+
+def external_route(accepted: bool = True) -> dict:
+    route = kserve_route("llm", "gpt-4o", accepted=accepted)
+    route["metadata"] = {"name": "maas-gpt-4o", "namespace": "llm"}
+    return route
+
+
+def conditions(status) -> dict[str, tuple[str, str]]:
+    return {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]}
+
+
+READY_CLUSTER = (
+    llm_inference_service("llm", "granite-7b-instruct", ready=True),
+    kserve_route("llm", "granite-7b-instruct"),
+)
+
+
+def test_fixtures_are_objects_the_real_crds_accept():
+    objects = [*READY_CLUSTER, platform_gateway(), external_route(), llm_inference_service("llm", "x", ready=False)]
+    assert validate_all(objects) == []
+
+
+# ------------------------------------------------------------------------------------------------- phases
+
+
+def test_governed_model_with_ready_backend_and_accepted_route_is_ready():
+    status = model_status(GRANITE, cluster(*READY_CLUSTER, platform_gateway()))
+    assert (status["phase"], status["endpoint"]) == ("Ready", "https://maas.apps.example.com/llm/granite-7b-instruct")
+    assert conditions(status) == {
+        "GovernanceAttached": ("True", "GovernancePaired"),
+        "Ready": ("True", "Reconciled"),
+        "RuntimeReady": ("True", "RuntimeHealthy"),
+    }
+    assert status["httpRouteName"] == "granite-7b-instruct-kserve-route"
+    assert (status["httpRouteGatewayNamespace"], status["httpRouteGatewayName"]) == (
+        "openshift-ingress",
+        "maas-default-gateway",
+    )
+    assert status["httpRouteHostnames"] == ["maas.apps.example.com"]
+    assert status["resolvedModelAlias"] == "publishers/llm/models/granite-7b-instruct"
+
+
+def test_missing_llminferenceservice_is_failed_with_no_endpoint():
+    """The mistyped `modelRef.name` of the issue: the backend does not exist."""
+    status = model_status(GRANITE, cluster(kserve_route("llm", "granite-7b-instruct")))
+    assert (status["phase"], status["endpoint"]) == ("Failed", "")
+    assert conditions(status)["Ready"] == ("False", "ReconcileFailed")
+    assert "LLMInferenceService llm/granite-7b-instruct not found" in status["conditions"][1]["message"]
+
+
+def test_backend_not_ready_is_pending_and_says_why():
+    objects = (
+        llm_inference_service("llm", "granite-7b-instruct", ready=False),
+        kserve_route("llm", "granite-7b-instruct"),
+    )
+    status = model_status(GRANITE, cluster(*objects))
+    assert (status["phase"], status["endpoint"]) == ("Pending", "")
+    assert conditions(status)["Ready"] == ("False", "BackendNotReady")
+    assert conditions(status)["RuntimeReady"] == ("False", "RuntimeHealthFailure")
+    assert "Deployment does not have minimum availability" in status["conditions"][2]["message"]
+
+
+def test_missing_route_is_pending_with_route_fields_cleared():
+    """KServe still deploying: upstream `TestMaaSModelRefReconciler_HTTPRouteRaceCondition`."""
+    status = model_status(GRANITE, cluster(llm_inference_service("llm", "granite-7b-instruct", ready=True)))
+    assert (status["phase"], status["endpoint"]) == ("Pending", "")
+    assert conditions(status)["Ready"] == ("False", "BackendNotReady")
+    assert not any(key.startswith("httpRoute") for key in status)
+
+
+def test_route_not_accepted_by_the_gateway_is_pending():
+    objects = (
+        llm_inference_service("llm", "granite-7b-instruct", ready=True),
+        kserve_route("llm", "granite-7b-instruct", accepted=False),
+    )
+    status = model_status(GRANITE, cluster(*objects))
+    assert status["phase"] == "Pending"
+    assert "not yet accepted by gateway openshift-ingress/maas-default-gateway" in status["conditions"][1]["message"]
+
+
+def test_route_on_another_gateway_is_failed():
+    route = kserve_route("llm", "granite-7b-instruct")
+    route["spec"]["parentRefs"] = [{"name": "other-gateway", "namespace": "other"}]
+    status = model_status(GRANITE, cluster(llm_inference_service("llm", "granite-7b-instruct", ready=True), route))
+    assert (status["phase"], status["endpoint"]) == ("Failed", "")
+    assert (
+        "does not reference gateway openshift-ingress/maas-default-gateway (found: other/other-gateway)"
+        in (status["conditions"][1]["message"])
+    )
+    assert (status["httpRouteGatewayNamespace"], status["httpRouteGatewayName"]) == ("other", "other-gateway")
+
+
+@pytest.mark.parametrize("governed_by", [(), ("subscription",), ("authPolicy",)])
+def test_ungoverned_healthy_model_is_pending(governed_by):
+    """Upstream vector 28: no pairing + healthy -> Pending, GovernanceAttached False, RuntimeReady True."""
+    facts = ModelFacts(**{**GRANITE.__dict__, "governed_by": governed_by})
+    status = model_status(facts, cluster(*READY_CLUSTER))
+    assert (status["phase"], status["endpoint"]) == ("Pending", "")
+    assert conditions(status) == {
+        "GovernanceAttached": ("False", "NoPairingFound"),
+        "Ready": ("False", "BackendNotReady"),
+        "RuntimeReady": ("True", "RuntimeHealthy"),
+    }
+
+
+def test_external_model_is_ready_once_its_route_is_accepted():
+    status = model_status(GPT, cluster(external_route(), platform_gateway()))
+    assert (status["phase"], status["endpoint"], status["resolvedModelAlias"]) == (
+        "Ready",
+        "https://maas.apps.example.com",
+        "gpt-4o",
+    )
+
+
+def test_external_model_before_its_route_exists_is_pending():
+    """The route is created in the same `pulumi up`: the status writer judges it again at write time."""
+    assert model_status(GPT, cluster(platform_gateway()))["phase"] == "Pending"
+
+
+# ---------------------------------------------------------------------------------------------- override
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        (None, "https://maas.apps.example.com/llm/granite-7b-instruct"),
+        ("https://override.example.com/model", "https://override.example.com/model"),
+    ],
+)
+def test_endpoint_override_replaces_the_discovered_endpoint_only_when_ready(override, expected):
+    """Upstream `TestReconcile_EndpointOverride`; in every other phase the endpoint is cleared."""
+    facts = ModelFacts(**{**GRANITE.__dict__, "endpoint_override": override})
+    assert model_status(facts, cluster(*READY_CLUSTER))["endpoint"] == expected
+    not_ready = (llm_inference_service("llm", "granite-7b-instruct", ready=False), READY_CLUSTER[1])
+    assert model_status(facts, cluster(*not_ready))["endpoint"] == ""
+
+
+# ---------------------------------------------------------------------------------- unknown: intended state
+
+
+def test_nothing_observed_publishes_the_intended_status_marked_not_observed():
+    status = model_status(GRANITE, Observed.nothing())
+    assert status["phase"] == "Ready"
+    assert conditions(status)["RuntimeReady"] == ("Unknown", "NotObserved")
+
+
+def test_a_snapshot_that_did_not_look_at_the_model_never_invents_absence():
+    """Only the gateway namespace was listed: the model's backend and route are unknown, not absent."""
+    observed = Observed.of([platform_gateway()], listed=[Scope("Gateway", "openshift-ingress")])
+    assert conditions(model_status(GRANITE, observed))["RuntimeReady"] == ("Unknown", "NotObserved")
+
+
+def test_a_kind_that_is_not_installed_makes_the_backend_absent():
+    observed = Observed.of(
+        [kserve_route("llm", "granite-7b-instruct")],
+        listed=[Scope("HTTPRoute", "llm")],
+        crds={"LLMInferenceService": False},
+    )
+    assert model_status(GRANITE, observed)["phase"] == "Failed"
+
+
+# ----------------------------------------------------------------------------- endpoint: upstream 3.3 vectors
+
+
+def isvc(*addresses, url=None) -> dict:
+    status = {"addresses": [dict(zip(("name", "url"), a, strict=True)) for a in addresses]}
+    if url is not None:
+        status["url"] = url
+    return {"status": status}
+
+
+@pytest.mark.parametrize(
+    ("backend", "hostnames", "expected"),
+    [
+        # the route's hostname picks the matching gateway address
+        (
+            isvc(
+                ("gateway-external", "https://wrong.example.com/test-model"),
+                ("gateway-external", "https://correct-gateway.example.com/test-model"),
+            ),
+            ["correct-gateway.example.com"],
+            "https://correct-gateway.example.com/test-model",
+        ),
+        # model routing is preferred over the plain external address
+        (
+            isvc(
+                ("gateway-external", "https://maas.example.com/test-model"),
+                ("gateway-external-model-routing", "https://maas.example.com/v1/chat/completions"),
+            ),
+            ["maas.example.com"],
+            "https://maas.example.com/v1/chat/completions",
+        ),
+        # https over http
+        (
+            isvc(
+                ("gateway-external", "http://maas.example.com/test-model"),
+                ("gateway-external", "https://maas.example.com/test-model"),
+            ),
+            [],
+            "https://maas.example.com/test-model",
+        ),
+        # host match is case-insensitive and the URL is returned as reported
+        (
+            isvc(("gateway-external", "https://MaaS.Example.COM/test-model")),
+            ["maas.example.com"],
+            "https://MaaS.Example.COM/test-model",
+        ),
+        # no address on the route's hostnames
+        (isvc(("gateway-external", "https://other.example.com/test-model")), ["maas.example.com"], ""),
+        # no hostnames: the cluster-local address is all there is
+        (
+            isvc(("cluster-local", "http://test-model.default.svc.cluster.local")),
+            [],
+            "http://test-model.default.svc.cluster.local",
+        ),
+        # no hostnames: a base-path address before status.url, status.url before a path address
+        (isvc(("a", "https://x.example.com/p"), ("b", "https://y.example.com/")), [], "https://y.example.com/"),
+        (isvc(("a", "https://x.example.com/p"), url="https://u.example.com"), [], "https://u.example.com"),
+        (isvc(("a", "https://x.example.com/p"), url="https://u.example.com/p"), [], "https://x.example.com/p"),
+        (isvc(url="https://u.example.com/p"), [], "https://u.example.com/p"),
+    ],
+)
+def test_llminferenceservice_endpoint_preference(backend, hostnames, expected):
+    assert llmisvc_endpoint(backend, hostnames) == expected
+
+
+def test_without_backend_urls_the_endpoint_is_the_route_host_then_the_gateway():
+    backend = llm_inference_service("llm", "granite-7b-instruct", ready=True)
+    backend["status"]["addresses"] = []
+    del backend["status"]["url"]
+    route = kserve_route("llm", "granite-7b-instruct")
+    assert model_status(GRANITE, cluster(backend, route))["endpoint"] == "https://maas.apps.example.com/granite-7b"
+    del route["spec"]["hostnames"]
+    gateway = platform_gateway()
+    assert (
+        model_status(GRANITE, cluster(backend, route, gateway))["endpoint"]
+        == "https://maas.apps.example.com/granite-7b"
+    )
+    del gateway["spec"]["listeners"][0]["hostname"]
+    assert model_status(GRANITE, cluster(backend, route, gateway))["endpoint"] == (
+        "https://a1b2c3.elb.us-east-1.amazonaws.com/granite-7b"
+    )
