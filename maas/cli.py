@@ -12,12 +12,17 @@ from typing import Any
 import yaml
 
 from .config import ConfigError, raw_from_stack_file
+from .observe import ObservationError, Observed, load_snapshot
 from .observe.command import add_observe_parser
 from .outdir import OutDir, OutputError
 from .render import render
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 EXIT_INVALID = 2
+NOTHING_OBSERVED = (
+    "nothing was observed (no --observed SNAPSHOT): statuses are the intended ones and no preflight ran; "
+    "python -m maas observe > snapshot.yaml takes a snapshot"
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,6 +39,12 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument("--config-file", type=Path, help="a Pulumi.<stack>.yaml file to read instead")
     render_cmd.add_argument("--format", choices=("yaml", "json"), default="yaml")
     render_cmd.add_argument("--out", type=Path, help="write one file per object into this directory")
+    render_cmd.add_argument(
+        "--observed", type=Path, metavar="SNAPSHOT", help="plan against this snapshot (python -m maas observe)"
+    )
+    render_cmd.add_argument(
+        "--status", action="store_true", help="also print the status writes, as {Kind}Status documents"
+    )
     render_cmd.set_defaults(command=_render)
     add_observe_parser(commands, stack_file)
     return parser
@@ -55,16 +66,19 @@ def _render(args: argparse.Namespace) -> int:
     try:
         out = OutDir.open(args.out) if args.out else None
         raw, warnings = raw_from_stack_file(path)
-        rendering = render(raw, stack=stack)
-        objects = rendering.objects() + rendering.statuses()
+        observed = load_snapshot(args.observed) if args.observed else Observed.nothing()
+        rendering = render(raw, stack=stack, observed=observed)
+        objects = rendering.objects() + (rendering.statuses() if args.status else [])
         if out is not None:
             _write_files(objects, out, args.format)
-    except (ConfigError, OutputError) as error:
+    except (ConfigError, OutputError, ObservationError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_INVALID
     if out is None:
         sys.stdout.write(dump(objects, args.format))
     _summary(objects, warnings + rendering.warnings)
+    if args.observed is None:
+        print(f"note: {NOTHING_OBSERVED}", file=sys.stderr)
     return 0
 
 

@@ -6,6 +6,7 @@ Nothing here imports Pulumi.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -140,3 +141,16 @@ class Plan:
                 replace(obj, depends_on=tuple(sorted(set(obj.depends_on) & known))) if obj.depends_on else obj
                 for obj in owner.objects
             ]
+
+
+def status_write(
+    body: dict[str, Any], status: dict[str, Any], depends_on: Iterable[str], facts: dict[str, Any] | None = None
+) -> Desired:
+    """A status write to `body`'s object, after that object and what the status describes; `facts` let the
+    writer judge the status again on the live cluster just before it writes."""
+    metadata = body["metadata"]
+    target = object_identity(body["kind"], metadata.get("namespace"), metadata["name"])
+    name = {key: metadata[key] for key in ("name", "namespace") if key in metadata}
+    identity = {"apiVersion": body["apiVersion"], "kind": body["kind"], "metadata": name}
+    dependencies = tuple(sorted({target, *depends_on}))
+    return Desired({**identity, "status": status}, depends_on=dependencies, subresource="status", status_facts=facts)

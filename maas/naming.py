@@ -28,6 +28,9 @@ TENANT_NAMESPACE_LABEL = "maas.opendatahub.io/tenant-namespace"
 SUBSCRIPTIONS_ANNOTATION = "maas.opendatahub.io/subscriptions"
 AUTH_POLICIES_ANNOTATION = "maas.opendatahub.io/auth-policies"
 CONTROLLER_MANAGED_ANNOTATION = "opendatahub.io/managed"
+# Written with `opendatahub.io/managed: "false"` in `coexist`, so that reading the object back tells this program's
+# hand-over to a running controller from an operator's opt-out.
+HANDED_OVER_ANNOTATION = "maas.opendatahub.io/handed-over-by-pulumi"
 # The MaasTenantConfig reconciler ignores `opendatahub.io/managed`; this is its own opt-out.
 MANAGEMENT_STATE_ANNOTATION = "component.opendatahub.io/management-state"
 
@@ -46,6 +49,7 @@ STATUS_RESOURCES = {
     "MaaSModelRef": "maasmodelrefs",
     "MaaSSubscription": "maassubscriptions",
     "MaaSAuthPolicy": "maasauthpolicies",
+    "MaasTenantConfig": "maastenantconfigs",
 }
 
 

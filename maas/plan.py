@@ -16,7 +16,7 @@ from .observe import Observed
 from .ratelimit import plan_rate_limits
 from .readiness import skip_await_on_custom_resources
 from .resources import Publication, publish
-from .tenants import add_tenants, apply_management_states
+from .tenants import add_tenant_statuses, add_tenants, apply_management_states
 
 
 def build_plan(config: MaasConfig, observed: Observed) -> Plan:
@@ -34,12 +34,14 @@ def build_plan(config: MaasConfig, observed: Observed) -> Plan:
     add_access_control(config, plan)
     add_tenants(config, plan)
     apply_management_states(config, plan)
-    _apply_unmanaged(config, plan)
+    _apply_unmanaged(config, observed, plan)
     if config.platform.controllerMode == "coexist":
         _hand_over_from_controller(plan)
     if not config.platform.awaitCustomResources:
         skip_await_on_custom_resources(plan)
     _add_statuses(publication, plan)
+    add_tenant_statuses(config, observed, plan)
+    plan.resolve_dependencies()
     return plan
 
 
@@ -61,7 +63,6 @@ def _add_statuses(publication: Publication, plan: Plan) -> None:
     """After every other rule (a status write is neither annotated nor unmanaged), waiting for what it describes."""
     for (kind, name), statuses in publication.statuses.items():
         plan.add(kind, name, *statuses)
-    plan.resolve_dependencies()
 
 
 def _tenant_outputs(config: MaasConfig, tenant: TenantConfig) -> dict:
@@ -88,12 +89,17 @@ def _add_rate_limits(config: MaasConfig, plan: Plan) -> None:
     plan.outputs["subscriptions"] = rate_limits.subscriptions
 
 
-def _apply_unmanaged(config: MaasConfig, plan: Plan) -> None:
+def _apply_unmanaged(config: MaasConfig, observed: Observed, plan: Plan) -> None:
+    """`maas:unmanaged`, and the upstream opt-out seen live: a generated policy annotated
+    `opendatahub.io/managed: "false"` in the cluster is left as it is, with a warning naming it."""
     wanted = {(u.kind, u.namespace, u.name) for u in config.unmanaged}
     found = set()
     for owner in plan.owners:
         for index, obj in enumerate(owner.objects):
             identity = (obj.kind, obj.namespace, obj.name)
+            if identity not in wanted and _opted_out_live(obj, observed):
+                plan.warnings.append(_live_opt_out_warning(obj))
+                wanted.add(identity)
             if identity in wanted:
                 owner.objects[index] = obj.unmanaged()
                 found.add(identity)
@@ -105,6 +111,27 @@ def _apply_unmanaged(config: MaasConfig, plan: Plan) -> None:
         )
 
 
+OPT_OUT_KINDS = ("TokenRateLimitPolicy", "AuthPolicy")
+
+
+def _opted_out_live(obj: Desired, observed: Observed) -> bool:
+    """The live object opts out, and not because this program handed it to a running controller (`coexist`)."""
+    if obj.kind not in OPT_OUT_KINDS or obj.subresource is not None:
+        return False
+    live = observed.lookup(obj.kind, obj.namespace, obj.name).object
+    annotations = ((live or {}).get("metadata") or {}).get("annotations") or {}
+    handed_over = annotations.get(naming.HANDED_OVER_ANNOTATION) == "true"
+    return annotations.get(naming.CONTROLLER_MANAGED_ANNOTATION) == "false" and not handed_over
+
+
+def _live_opt_out_warning(obj: Desired) -> str:
+    return (
+        f'{obj.kind} {obj.namespace}/{obj.name} carries opendatahub.io/managed: "false" in the cluster, so Pulumi '
+        "neither changes nor deletes it (as if it were listed in maas:unmanaged); list it in maas:unmanaged to make "
+        "that visible in review, or remove the annotation to manage it again"
+    )
+
+
 def _hand_over_from_controller(plan: Plan) -> None:
     """With a maas-controller still running, mark every object so that the controller leaves it alone; a
     MaasTenantConfig also gets the tenant reconciler's own opt-out, so the controller does not reconcile it."""
@@ -113,7 +140,8 @@ def _hand_over_from_controller(plan: Plan) -> None:
 
 
 def _handed_over(obj: Desired) -> Desired:
-    obj = obj.annotated(naming.CONTROLLER_MANAGED_ANNOTATION, "false")
+    """The second annotation tells this program's own opt-out from an operator's when it reads the object back."""
+    obj = obj.annotated(naming.CONTROLLER_MANAGED_ANNOTATION, "false").annotated(naming.HANDED_OVER_ANNOTATION, "true")
     if obj.kind == "MaasTenantConfig":
         obj = obj.annotated(naming.MANAGEMENT_STATE_ANNOTATION, "Unmanaged")
     return obj

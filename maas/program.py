@@ -11,6 +11,7 @@ from .desired import Plan
 from .identities import identity_issues
 from .observe import ObservationError, Observed, read_cluster, what_to_observe
 from .plan import build_plan
+from .preflight import preflight
 from .selfcheck import check_plan
 
 NOT_OBSERVING = (
@@ -28,7 +29,7 @@ def run(observed: Observed | None = None) -> Plan:
         observed, notes = observe(config)
     plan = build_plan(config, observed)
     plan.warnings[:0] = notes
-    issues = identity_issues(plan) + check_plan(plan)
+    issues = preflight(config, plan, observed) + identity_issues(plan) + check_plan(plan)
     if issues:
         raise ConfigError(issues)
     deploy(plan, config.platform)

@@ -16,10 +16,11 @@ from typing import Any
 from . import naming
 from .config import AuthPolicyConfig, MaasConfig, ModelConfig, SubscriptionConfig
 from .config.schema import Metadata, ModelKey, Subjects
-from .desired import Desired, k8s_object, object_identity
+from .desired import Desired, k8s_object, object_identity, status_write
 from .models import model_details, route_of, tenant_of
 from .observe import Observed
 from .ratelimit import rate_set
+from .status import writes_status
 from .status.conditions import condition
 from .status.model import ModelFacts, model_status
 
@@ -44,9 +45,7 @@ def publish(config: MaasConfig, observed: Observed) -> Publication:
 
     `coexist`: a running maas-controller keeps the status. `renderYamlToDirectory`: nothing talks to a cluster.
     """
-    with_status = (
-        config.platform.controllerMode == "absent" and config.platform.kubernetes.renderYamlToDirectory is None
-    )
+    with_status = writes_status(config.platform)
     governed = _governed_models(config)
     result = Publication()
     phases = {}
@@ -59,7 +58,7 @@ def publish(config: MaasConfig, observed: Observed) -> Publication:
         result.outputs[owner] = _model_outputs(model, status)
         if with_status:
             dependencies = _model_dependencies(config, model)
-            result.statuses[owner] = [_status_desired(body, status, dependencies, facts.to_inputs())]
+            result.statuses[owner] = [status_write(body, status, dependencies, facts.to_inputs())]
         if status["endpoint"] == "" and status["phase"] == "Ready":
             result.warnings.append(_no_endpoint_warning(model))
     for policy in sorted(config.authPolicies, key=lambda p: p.key):
@@ -68,7 +67,7 @@ def publish(config: MaasConfig, observed: Observed) -> Publication:
         result.objects[owner] = [body]
         result.outputs[owner] = {"phase": status["phase"]}
         if with_status:
-            result.statuses[owner] = [_status_desired(body, status, _auth_policy_dependencies(config, policy))]
+            result.statuses[owner] = [status_write(body, status, _auth_policy_dependencies(config, policy))]
     for subscription in sorted(config.subscriptions, key=lambda s: s.key):
         owner = ("Subscription", subscription.key)
         body, status = maas_subscription(subscription), subscription_status(config, subscription, phases)
@@ -76,7 +75,7 @@ def publish(config: MaasConfig, observed: Observed) -> Publication:
         result.outputs[owner] = {"phase": status["phase"], "rateLimitIdentity": subscription.rateLimitIdentity}
         if with_status:
             dependencies = _subscription_dependencies(config, subscription)
-            result.statuses[owner] = [_status_desired(body, status, dependencies)]
+            result.statuses[owner] = [status_write(body, status, dependencies)]
     return result
 
 
@@ -257,22 +256,6 @@ def subscription_status(config: MaasConfig, subscription: SubscriptionConfig, ph
 def auth_policy_status(policy: AuthPolicyConfig, phases: dict[str, str]) -> dict[str, Any]:
     phase, ready, _ = _references_status(policy.modelRefs, phases)
     return {"phase": phase, "conditions": [ready]}
-
-
-def _status_desired(
-    body: dict[str, Any], status: dict[str, Any], depends_on: Iterable[str], facts: dict[str, Any] | None = None
-) -> Desired:
-    """A status write to `body`'s object, after that object and the policies the status describes; `facts` let
-    the writer judge the status again on the live cluster just before it writes."""
-    metadata = body["metadata"]
-    target = object_identity(body["kind"], metadata["namespace"], metadata["name"])
-    identity = {"apiVersion": body["apiVersion"], "kind": body["kind"], "metadata": {**_name_of(metadata)}}
-    dependencies = tuple(sorted({target, *depends_on}))
-    return Desired({**identity, "status": status}, depends_on=dependencies, subresource="status", status_facts=facts)
-
-
-def _name_of(metadata: dict[str, Any]) -> dict[str, str]:
-    return {"name": metadata["name"], "namespace": metadata["namespace"]}
 
 
 # --------------------------------------------------------------------------------------- dependencies, outputs

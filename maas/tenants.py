@@ -7,10 +7,14 @@ and retained on delete, so Pulumi neither updates nor deletes them (the controll
 
 from __future__ import annotations
 
+from . import naming
 from .config import MaasConfig, TenantConfig
-from .desired import Plan
+from .desired import Plan, object_identity, status_write
+from .observe import KINDS, Observed
 from .platform import tenant_outputs, tenant_platform
 from .shared import shared_platform
+from .status import writes_status
+from .status.tenant import TenantFacts, tenant_status
 
 PLATFORM = ("Platform", "platform")
 
@@ -56,3 +60,31 @@ def _left_behind(config: MaasConfig, tenant: TenantConfig) -> list[str]:
         f"maas:tenants ({tenant.name}) is Removed, so its gateway policies and maas-api are gone, but "
         f"{', '.join(sorted(entries))} still reference it; remove them too, or set the tenant back to Managed"
     ]
+
+
+def add_tenant_statuses(config: MaasConfig, observed: Observed, plan: Plan) -> None:
+    """Each Managed tenant's MaasTenantConfig status, written after its maas-api Deployment (which Pulumi awaits),
+    so `Active` means maas-api is available; last, like every status write, after the rules above."""
+    if not writes_status(config.platform):
+        return
+    for tenant in config.tenants:
+        if tenant.managementState != "Managed":
+            continue
+        owner = plan.owner("Tenant", tenant.name)
+        body = next(obj.body for obj in owner.objects if obj.kind == "MaasTenantConfig")
+        facts = _tenant_facts(config, tenant, owner)
+        status = tenant_status(facts, observed)
+        deployment = object_identity("Deployment", facts.infra_namespace, facts.deployment)
+        owner.objects.append(status_write(body, status, [deployment], facts.to_inputs()))
+        owner.outputs["phase"] = status["phase"]
+
+
+def _tenant_facts(config: MaasConfig, tenant: TenantConfig, owner) -> TenantFacts:
+    kinds = {obj.kind for obj in owner.objects if obj.kind in KINDS and not KINDS[obj.kind].builtin}
+    return TenantFacts(
+        tenant=tenant.name,
+        infra_namespace=config.platform.infraNamespace,
+        deployment=naming.maas_api_name(tenant.name),
+        crd_kinds=tuple(sorted(kinds)),
+        warnings=tuple(owner.outputs.get("warnings", ())),
+    )

@@ -80,6 +80,7 @@ def test_the_dev_stack_check_covers_its_status_writes_and_xks_its_unchecked_cert
         "MaaSModelRef",
         "MaaSSubscription",
         "MaaSAuthPolicy",
+        "MaasTenantConfig",
     }
     xks = plan_of(raw_from_stack_file(STACKS[-1])[0])
     assert any(o.kind == "Certificate" for o in xks.objects())  # no CRD in crds/: accepted unchecked

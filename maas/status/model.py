@@ -73,6 +73,15 @@ def observation_needed(facts: ModelFacts) -> tuple[ObjectRef, ...]:
     return tuple(refs)
 
 
+def settling(facts: ModelFacts, observed: Observed) -> bool:
+    """Whether a governed model waits only for its route (absent or not yet accepted): a route this `pulumi up`
+    just created, which the Gateway accepts within seconds, so the status writer waits a little before it writes."""
+    route = observed.lookup("HTTPRoute", facts.route_namespace, facts.route_name)
+    if not facts.governed or route.state == "unknown":
+        return False
+    return route.object is None or (_references_gateway(route.object, facts) and not _accepted(route.object, facts))
+
+
 def model_status(facts: ModelFacts, observed: Observed) -> dict[str, Any]:
     route = observed.lookup("HTTPRoute", facts.route_namespace, facts.route_name)
     backend = observed.lookup("LLMInferenceService", facts.namespace, facts.backend)
