@@ -45,6 +45,7 @@ class _Registrar:
         self.providers = providers
         options = platform.kubernetes
         self.connection = {k: v for k, v in (("kubeconfig", options.kubeconfig), ("context", options.context)) if v}
+        self.observe = platform.observe
         self.registered: dict[str, pulumi.Resource] = {}
 
     def register_all(self, components: list[OwnerComponent]) -> None:
@@ -60,11 +61,11 @@ class _Registrar:
     def _register(self, desired: Desired, parent: OwnerComponent) -> pulumi.Resource:
         depends_on = [self.registered[i] for i in desired.depends_on] or None
         if desired.subresource == "status":
-            return StatusPatch(
-                desired.logical_name,
-                status_inputs(desired.body, naming.STATUS_RESOURCES[desired.kind], self.connection, self._uid(desired)),
-                pulumi.ResourceOptions(parent=parent, depends_on=depends_on),
-            )
+            resource = naming.STATUS_RESOURCES[desired.kind]
+            facts = desired.status_facts if self.observe else None  # `observe: false`: the writer reads nothing
+            inputs = status_inputs(desired.body, resource, self.connection, self._uid(desired), facts)
+            options = pulumi.ResourceOptions(parent=parent, depends_on=depends_on)
+            return StatusPatch(desired.logical_name, inputs, options)
         options = pulumi.ResourceOptions(
             parent=parent,
             provider=self.providers[desired.adopt],

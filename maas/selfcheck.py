@@ -16,6 +16,7 @@ from typing import Any
 from .config.errors import ConfigIssue, entry_path
 from .crdschema import CRDS_DIR_ENV, CrdRegistry, crds_dir, default_registry, object_label, validate
 from .desired import Desired, Owner, Plan, object_identity
+from .status.writes import stamp_conditions
 
 # etcd's default request limit (--max-request-bytes), and so the largest object the API server can store.
 MAX_OBJECT_BYTES = 1_572_864
@@ -25,7 +26,7 @@ UNCHECKED_KINDS = frozenset({("cert-manager.io/v1", "Certificate")})
 # 3.6 status fields that the vendored MaaS CRDs (the mirror's HEAD) predate (seed 002): left out of the check
 # instead of reported as unknown. The 3.6 CRD that `rateLimitIdentity: short` requires (README) declares them.
 NEWER_THAN_VENDORED_STATUS = {("maas.opendatahub.io/v1alpha1", "MaaSSubscription"): frozenset({"rateLimitIdentity"})}
-# The status writer stamps `lastTransitionTime` on every condition when it writes (status_provider.stamp_conditions).
+# The status writer stamps `lastTransitionTime` on every condition when it writes (status.writes.stamp_conditions).
 WRITE_TIME = "2000-01-01T00:00:00Z"
 # Owner kinds -> the configuration key their entries come from.
 ENTRY_KEYS = {
@@ -89,11 +90,7 @@ def _as_written(obj: Desired) -> Any:
         return status
     newer = NEWER_THAN_VENDORED_STATUS.get((obj.api_version, obj.kind), frozenset())
     written = {key: value for key, value in status.items() if key not in newer}
-    if isinstance(written.get("conditions"), list):
-        written["conditions"] = [
-            {"lastTransitionTime": WRITE_TIME, **c} if isinstance(c, dict) else c for c in written["conditions"]
-        ]
-    return written
+    return stamp_conditions(written, None, WRITE_TIME)
 
 
 def _size_problems(body: dict[str, Any]) -> list[str]:

@@ -3,7 +3,10 @@
 It serves the built-in resources below plus every version a CRD it holds serves: anything else is 404 "the server
 could not find the requested resource", like a kind whose CRD is not installed. It records every request, can
 demand a bearer token (401 otherwise), refuse resources (403), page LISTs, stall, and honour (or, to test the
-client, ignore) the PartialObjectMetadata Accept header. Also here: realistic objects of the dev stack's cluster.
+client, ignore) the PartialObjectMetadata Accept header. The one write it takes is a JSON merge patch of an
+object's `/status` (what the status writer sends): applied to the object it holds, or answered with `patch_reply`.
+`on_request` lets a test change the cluster as requests arrive. Also here: realistic objects of the dev stack's
+cluster.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import copy
 import json
 import threading
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -27,6 +31,7 @@ BUILTIN = {  # (group, version, plural) -> (kind, namespaced)
     ("apiextensions.k8s.io", "v1", "customresourcedefinitions"): ("CustomResourceDefinition", False),
 }
 METADATA_ACCEPT = "as=PartialObjectMetadata"
+MERGE_PATCH = "application/merge-patch+json"
 
 
 @dataclass
@@ -36,6 +41,8 @@ class Request:
     query: dict[str, str]
     accept: str | None
     authorization: str | None
+    content_type: str | None = None
+    body: Any = None  # the decoded JSON body of a PATCH
 
 
 @dataclass
@@ -46,6 +53,8 @@ class FakeKube:
     page_size: int | None = None
     stall: float = 0.0  # seconds before each answer
     honour_metadata_accept: bool = True
+    patch_reply: tuple[int, dict[str, Any]] | None = None  # the answer to every PATCH; None: apply it
+    on_request: Callable[[FakeKube, Request], None] | None = None  # called with each request before it is answered
     requests: list[Request] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -85,25 +94,49 @@ class FakeKube:
 
     def answer(self, request: Request) -> tuple[int, dict[str, Any]]:
         self.requests.append(request)
+        if self.on_request is not None:
+            self.on_request(self, request)
         if self.stall:
             self._release.wait(self.stall)
-        if request.method != "GET":
-            return 405, _status(405, "MethodNotAllowed", "this fake is read-only")
+        if request.method not in ("GET", "PATCH"):
+            return 405, _status(405, "MethodNotAllowed", "this fake only reads, and merge-patches /status")
         if self.token is not None and request.authorization != f"Bearer {self.token}":
             return 401, _status(401, "Unauthorized", "Unauthorized")
         route = self._route(request.path)
         if route is None:
             return 404, _status(404, "NotFound", "the server could not find the requested resource")
-        group, version, plural, namespace, name = route
+        group, version, plural, namespace, name, subresource = route
         if plural in self.forbidden:
-            message = f'{plural}.{group} is forbidden: User "me" cannot list resource "{plural}"'
+            verb = {"PATCH": "patch"}.get(request.method, "list" if name is None else "get")
+            resource = f"{plural}/{subresource}" if subresource else plural
+            message = f'{plural}.{group} is forbidden: User "me" cannot {verb} resource "{resource}"'
             return 403, _status(403, "Forbidden", message)
         kind, _ = self._served()[(group, version, plural)]
+        if request.method == "PATCH":
+            return self._patch(group, kind, namespace, name, subresource, request)
         if name is None:
             return 200, self._list(group, version, kind, namespace, request.query)
         return self._get(group, kind, namespace, name, request.accept or "")
 
-    def _route(self, path: str) -> tuple[str, str, str, str | None, str | None] | None:
+    def _patch(
+        self, group: str, kind: str, namespace: str | None, name: str | None, subresource: str | None, request: Request
+    ) -> tuple[int, dict[str, Any]]:
+        """A merge patch of `/status`: `patch_reply` if set, else applied (the rest of the body is ignored, as the
+        status subresource does)."""
+        if name is None or subresource != "status":
+            return 405, _status(405, "MethodNotAllowed", "this fake only merge-patches /status")
+        if request.content_type != MERGE_PATCH:
+            return 415, _status(415, "UnsupportedMediaType", "the body of the request was in an unknown format")
+        if self.patch_reply is not None:
+            return self.patch_reply
+        for obj in self._matching(group, kind, namespace):
+            if obj["metadata"]["name"] == name:
+                patched = merged(obj.get("status") or {}, (request.body or {}).get("status") or {})
+                obj["status"] = patched
+                return 200, copy.deepcopy(obj)
+        return 404, _status(404, "NotFound", f'{kind.lower()}s "{name}" not found')
+
+    def _route(self, path: str) -> tuple[str, str, str, str | None, str | None, str | None] | None:
         parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")]
         if parts[:1] == ["api"]:
             parts = ["apis", "", *parts[1:]]
@@ -113,9 +146,10 @@ class FakeKube:
         namespace = None
         if rest[0] == "namespaces" and len(rest) >= 3:
             namespace, rest = rest[1], rest[2:]
-        if len(rest) > 2 or (group, version, rest[0]) not in self._served():
+        if len(rest) > 3 or (len(rest) == 3 and rest[2] != "status") or (group, version, rest[0]) not in self._served():
             return None
-        return group, version, rest[0], namespace, rest[1] if len(rest) == 2 else None
+        name = rest[1] if len(rest) >= 2 else None
+        return group, version, rest[0], namespace, name, rest[2] if len(rest) == 3 else None
 
     def _served(self) -> dict[tuple[str, str, str], tuple[str, bool]]:
         served = dict(BUILTIN)
@@ -155,6 +189,19 @@ class FakeKube:
         return 404, _status(404, "NotFound", f'{kind.lower()}s "{name}" not found')
 
 
+def merged(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch: objects merge key by key, null removes a key, anything else replaces."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merged(result.get(key), value)
+    return result
+
+
 def _as_list_item(group: str, obj: dict[str, Any]) -> dict[str, Any]:
     """Items of a built-in list come without apiVersion and kind, as the API server sends them."""
     item = copy.deepcopy(obj)
@@ -180,13 +227,23 @@ def _handler(kube: FakeKube) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             self._serve()
 
-        def do_PATCH(self) -> None:  # recorded and refused: the reader must never write
+        def do_PATCH(self) -> None:  # only a merge patch of /status is taken; recorded like every request
             self._serve()
 
         def _serve(self) -> None:
             url = urllib.parse.urlsplit(self.path)
             query = dict(urllib.parse.parse_qsl(url.query))
-            request = Request(self.command, url.path, query, self.headers["Accept"], self.headers["Authorization"])
+            length = int(self.headers["Content-Length"] or 0)
+            body = json.loads(self.rfile.read(length)) if length else None
+            request = Request(
+                self.command,
+                url.path,
+                query,
+                self.headers["Accept"],
+                self.headers["Authorization"],
+                self.headers["Content-Type"],
+                body,
+            )
             code, body = kube.answer(request)
             payload = json.dumps(body).encode()
             try:

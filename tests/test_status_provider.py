@@ -1,256 +1,360 @@
-"""The status writer against a local API server: method, path, content type and body of every PATCH, and errors."""
+"""The status writer against a local API server (tests/fake_kube.py): the merge patch it sends, the status it judges
+at write time, what `pulumi refresh` reads back, what the next preview compares, and every way a write fails."""
 
 from __future__ import annotations
 
-import json
-import threading
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-import yaml
 
-from maas.status_provider import (
-    MERGE_PATCH,
-    StatusProvider,
-    StatusWriteError,
-    load_cluster,
-    merge_patch,
-    stamp_conditions,
-)
+from maas import status_provider
+from maas.observe import ObservationRequest, read_cluster
+from maas.render import STATUS_TYPE, render
+from maas.status import needed
+from maas.status.model import ModelFacts, model_status
+from maas.status.writes import merge_patch, stamp_conditions, unstamped
+from maas.status_provider import MERGE_PATCH, StatusProvider, StatusWriteError
+from tests.fake_kube import FakeKube, Request, all_crds, kserve_route, llm_inference_service, platform_gateway
 
 PATH = "/apis/maas.opendatahub.io/v1alpha1/namespaces/llm/maasmodelrefs/granite-7b/status"
+GRANITE_STATUS = "MaaSModelRef/status/llm/granite-7b"
+ROUTE_PATH = "/apis/gateway.networking.k8s.io/v1/namespaces/llm/httproutes/granite-7b-instruct-kserve-route"
+T1, T2 = "2026-12-01T10:00:00Z", "2026-12-01T11:00:00Z"
+FACTS = ModelFacts(
+    name="granite-7b",
+    namespace="llm",
+    kind="LLMInferenceService",
+    backend="granite-7b-instruct",
+    route_name="granite-7b-instruct-kserve-route",
+    route_namespace="llm",
+    gateway_name="maas-default-gateway",
+    gateway_namespace="openshift-ingress",
+    governed_by=("authPolicy", "subscription"),
+).to_inputs()
+READY = {
+    "phase": "Ready",
+    "endpoint": "https://maas.example.com/granite-7b",
+    "conditions": [{"type": "Ready", "status": "True", "reason": "Reconciled", "message": "ok"}],
+}
 
 
-class FakeApiServer:
-    """Records every request; answers with `self.reply` (status code, JSON body)."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict] = []
-        self.reply: tuple[int, dict] = (200, {})
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_PATCH(self) -> None:
-                length = int(self.headers["Content-Length"])
-                server.requests.append(
-                    {
-                        "method": "PATCH",
-                        "path": self.path,
-                        "content_type": self.headers["Content-Type"],
-                        "authorization": self.headers.get("Authorization"),
-                        "body": json.loads(self.rfile.read(length)),
-                    }
-                )
-                code, body = server.reply
-                payload = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def kubeconfig(self, token: str = "secret-token") -> str:
-        return yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "current-context": "other",
-                "clusters": [{"name": "local", "cluster": {"server": self.url}}],
-                "users": [{"name": "me", "user": {"token": token}}],
-                "contexts": [
-                    {"name": "maas-dev", "context": {"cluster": "local", "user": "me"}},
-                    {"name": "other", "context": {"cluster": "missing"}},
-                ],
-            }
-        )
+def model_ref() -> dict:
+    return {
+        "apiVersion": "maas.opendatahub.io/v1alpha1",
+        "kind": "MaaSModelRef",
+        "metadata": {"name": "granite-7b", "namespace": "llm", "uid": "uid-granite-7b"},
+        "spec": {"modelRef": {"kind": "LLMInferenceService", "name": "granite-7b-instruct"}},
+    }
 
 
 @pytest.fixture
-def api() -> Iterator[FakeApiServer]:
-    server = FakeApiServer()
-    thread = threading.Thread(target=server.httpd.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    yield server
-    server.httpd.shutdown()
-    server.httpd.server_close()
+def kube() -> Iterator[FakeKube]:
+    """The MaaSModelRef, its backend (ready) and the Gateway; no route yet."""
+    objects = [model_ref(), llm_inference_service("llm", "granite-7b-instruct", ready=True), platform_gateway()]
+    with FakeKube(objects + all_crds()) as server:
+        yield server
 
 
-def props(api: FakeApiServer, **status) -> dict:
+@pytest.fixture(autouse=True)
+def fast_polls(monkeypatch) -> None:
+    monkeypatch.setattr(status_provider, "POLL_SECONDS", 0.01)
+
+
+def props(kube: FakeKube, status: dict | None = None, **extra) -> dict:
     return {
         "apiVersion": "maas.opendatahub.io/v1alpha1",
         "kind": "MaaSModelRef",
         "resource": "maasmodelrefs",
         "namespace": "llm",
         "name": "granite-7b",
-        "status": status
-        or {
-            "phase": "Ready",
-            "endpoint": "https://maas.example.com/granite-7b",
-            "conditions": [{"type": "Ready", "status": "True", "reason": "Reconciled", "message": "ok"}],
-        },
-        "connection": {"kubeconfig": api.kubeconfig(), "context": "maas-dev"},
+        "status": status or READY,
+        "targetUid": "uid-granite-7b",
+        "connection": {"kubeconfig": kube.kubeconfig(), "context": "maas-dev"},
+        **extra,
     }
 
 
-def test_create_patches_the_status_subresource_with_a_merge_patch(api):
-    result = StatusProvider().create(props(api))
-    [request] = api.requests
-    assert request["method"] == "PATCH"
-    assert request["path"] == PATH + "?fieldManager=maas-pulumi-status"
-    assert request["content_type"] == MERGE_PATCH == "application/merge-patch+json"
-    assert request["authorization"] == "Bearer secret-token"
-    status = request["body"]["status"]
-    assert set(request["body"]) == {"status"}
-    assert (status["phase"], status["endpoint"]) == ("Ready", "https://maas.example.com/granite-7b")
-    [condition] = status["conditions"]
-    assert condition["lastTransitionTime"].endswith("Z") and condition["reason"] == "Reconciled"
+def patches(kube: FakeKube) -> list[Request]:
+    return [r for r in kube.requests if r.method == "PATCH"]
+
+
+def stored_status(kube: FakeKube) -> dict:
+    return next(o for o in kube.objects if o["kind"] == "MaaSModelRef")["status"]
+
+
+def at(monkeypatch, now: str) -> None:
+    monkeypatch.setattr(status_provider, "_now", lambda: now)
+
+
+def planned(kube: FakeKube) -> dict:
+    """The status the plan computes at program start from a snapshot of the cluster as it is now."""
+    observed = read_cluster(ObservationRequest((), needed("MaaSModelRef", FACTS)), kube.kubeconfig(), "maas-dev")
+    return model_status(ModelFacts.from_inputs(FACTS), observed)
+
+
+# ----------------------------------------------------------------------------------------------- the write
+
+
+def test_the_patch_is_a_merge_patch_with_the_field_manager_to_the_status_subresource(kube, monkeypatch):
+    at(monkeypatch, T1)
+    result = StatusProvider().create(props(kube))
+    [request] = patches(kube)
+    assert (request.path, request.query) == (PATH, {"fieldManager": "maas-pulumi-status"})
+    assert request.content_type == MERGE_PATCH == "application/merge-patch+json"
+    assert list(request.body) == ["status"]
+    stamped = {**READY, "conditions": [{**READY["conditions"][0], "lastTransitionTime": T1}]}
+    assert request.body["status"] == stamped == stored_status(kube)
     assert result.id == "MaaSModelRef/llm/granite-7b/status"
-    assert "connection" not in result.outs  # credentials never reach the state
-    assert result.outs["appliedStatus"] == status
+    assert (result.outs["status"], result.outs["appliedStatus"]) == (READY, stamped)
 
 
-def test_update_nulls_dropped_fields_and_keeps_unchanged_transition_times(api):
-    provider = StatusProvider()
-    created = provider.create(
-        props(
-            api,
-            phase="Ready",
-            endpoint="https://x",
-            resolvedModelAlias="gpt-4o",
-            conditions=[
-                {"type": "Ready", "status": "True", "reason": "R", "message": ""},
-                {"type": "GovernanceAttached", "status": "True", "reason": "G", "message": ""},
-            ],
-        )
-    )
-    first = {c["type"]: c["lastTransitionTime"] for c in created.outs["appliedStatus"]["conditions"]}
-    news = props(
-        api,
-        phase="Pending",
-        endpoint="",
-        conditions=[
-            {"type": "Ready", "status": "False", "reason": "B", "message": ""},
-            {"type": "GovernanceAttached", "status": "True", "reason": "G", "message": ""},
-        ],
-    )
-    updated = provider.update("id", created.outs, news)
-    body = api.requests[-1]["body"]["status"]
-    assert api.requests[-1]["path"].startswith(PATH) and api.requests[-1]["content_type"] == MERGE_PATCH
-    assert body["resolvedModelAlias"] is None  # dropped since the last write: removed by the merge patch
-    assert (body["phase"], body["endpoint"]) == ("Pending", "")
-    times = {c["type"]: c["lastTransitionTime"] for c in body["conditions"]}
-    assert times["GovernanceAttached"] == first["GovernanceAttached"]
-    assert updated.outs["appliedStatus"]["phase"] == "Pending"
-    assert "resolvedModelAlias" not in updated.outs["appliedStatus"]
-
-
-def test_delete_sends_nothing(api):
-    StatusProvider().delete("id", {k: v for k, v in props(api).items() if k != "connection"})
-    assert api.requests == []
-
-
-def test_diff_detects_status_changes_and_replaces_on_identity_changes(api):
-    provider = StatusProvider()
-    olds = {**props(api), "appliedStatus": {}}
-    assert provider.diff("id", olds, props(api)).changes is False
-    changed = provider.diff("id", olds, props(api, phase="Pending"))
-    assert changed.changes is True and changed.replaces == []
-    moved = provider.diff("id", olds, {**props(api), "name": "other"})
-    assert moved.changes is True and moved.replaces == ["name"]
-    recreated = provider.diff("id", {**olds, "targetUid": "a"}, {**props(api), "targetUid": "b"})
-    assert recreated.changes is True and recreated.replaces == []
+def test_the_kubeconfig_context_selects_the_cluster_and_its_token_authenticates(kube, tmp_path, monkeypatch):
+    path = tmp_path / "config"
+    path.write_text(kube.kubeconfig(current="elsewhere"))  # the current context points at a dead server
+    StatusProvider().create(props(kube, connection={"kubeconfig": str(path), "context": "maas-dev"}))
+    assert [r.authorization for r in patches(kube)] == ["Bearer good-token"]
+    path.write_text(kube.kubeconfig(current="maas-dev"))
+    monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'missing'}:{path}")
+    StatusProvider().create(props(kube, connection={}))  # unset: $KUBECONFIG and its current context
+    assert len(patches(kube)) == 2
+    expired = {"kubeconfig": kube.kubeconfig(token="expired"), "context": "maas-dev"}
+    with pytest.raises(StatusWriteError, match=r"HTTP 401 Unauthorized: Unauthorized; the API server rejected the"):
+        StatusProvider().create(props(kube, connection=expired))
 
 
 @pytest.mark.parametrize(
-    ("code", "expected"),
+    ("code", "message", "expected"),
     [
-        (404, r"HTTP 404 Not Found: maasmodelrefs.maas.opendatahub.io \"granite-7b\" not found; the object"),
-        (409, r"HTTP 409 Conflict: .*; the object changed while its status was written; run `pulumi up` again"),
-        (500, r"HTTP 500 Internal Server Error: .*; the API server failed; run `pulumi up` again"),
-        (503, r"HTTP 503 Service Unavailable: .*; the API server failed"),
-        (403, r"HTTP 403 Forbidden: .*; grant the identity of the kubeconfig `patch` on maasmodelrefs/status"),
+        (403, "forbidden", r"HTTP 403 Forbidden: forbidden; grant the identity of the kubeconfig `patch` on "),
+        (404, "gone", r"HTTP 404 Not Found: gone; the object \(or its CRD\) does not exist"),
+        (409, "conflict", r"HTTP 409 Conflict: conflict; the object changed while its status was written; run `pu"),
+        (422, "invalid", r"HTTP 422 Unprocessable Entity: invalid; the installed CRD refuses this status"),
+        (500, "boom", r"HTTP 500 Internal Server Error: boom; the API server failed; run `pulumi up` again"),
+        (503, "later", r"HTTP 503 Service Unavailable: later; the API server failed"),
     ],
 )
-def test_api_errors_raise_a_clear_error(api, code, expected):
-    message = 'maasmodelrefs.maas.opendatahub.io "granite-7b" not found' if code == 404 else "boom"
-    api.reply = (code, {"kind": "Status", "status": "Failure", "message": message, "code": code})
-    with pytest.raises(StatusWriteError, match=expected) as error:
-        StatusProvider().create(props(api))
-    assert "status of MaaSModelRef llm/granite-7b" in str(error.value)
-    assert len(api.requests) == 1
+def test_api_errors_raise_a_clear_error(kube, code, message, expected):
+    kube.patch_reply = (code, {"kind": "Status", "status": "Failure", "message": message, "code": code})
+    with pytest.raises(StatusWriteError, match=expected) as caught:
+        StatusProvider().create(props(kube))
+    assert str(caught.value).startswith("could not write the status of MaaSModelRef llm/granite-7b: HTTP")
+    assert len(patches(kube)) == 1
 
 
-def test_update_errors_are_not_silent_either(api):
+def test_a_missing_object_or_a_missing_grant_names_what_to_do(kube):
+    kube.forbidden = {"maasmodelrefs"}
+    with pytest.raises(StatusWriteError) as forbidden:
+        StatusProvider().create(props(kube))
+    assert str(forbidden.value).endswith(
+        'cannot patch resource "maasmodelrefs/status"; grant the identity of the kubeconfig `patch` on '
+        "maasmodelrefs/status"
+    )
+    kube.forbidden = set()
+    kube.objects.remove(next(o for o in kube.objects if o["kind"] == "MaaSModelRef"))
+    with pytest.raises(StatusWriteError, match=r'HTTP 404 Not Found: maasmodelrefs "granite-7b" not found; the obj'):
+        StatusProvider().create(props(kube))
+
+
+def test_an_unreachable_api_server_is_a_clear_error(kube):
+    gone = {"kubeconfig": kube.kubeconfig(), "context": "elsewhere"}
+    with pytest.raises(StatusWriteError) as caught:
+        StatusProvider().create(props(kube, connection=gone))
+    text = str(caught.value)
+    assert text.startswith("could not write the status of MaaSModelRef llm/granite-7b: API server http://127.0.0.1:9")
+    assert "unreachable" in text
+    assert text.endswith(
+        "; check platform.kubernetes.kubeconfig and platform.kubernetes.context, then run `pulumi up` again"
+    )
+
+
+def test_every_request_is_bounded_in_time(kube, monkeypatch):
+    monkeypatch.setattr(status_provider, "TIMEOUT_SECONDS", 0.3)
+    kube.stall = 5
+    started = time.monotonic()
+    with pytest.raises(StatusWriteError, match=r"API server http://127\.0\.0\.1:\d+ gave no answer within 0\.3 s"):
+        StatusProvider().create(props(kube))
+    assert time.monotonic() - started < 2
+
+
+def test_an_invalid_kubeconfig_is_a_clear_error(kube):
+    with pytest.raises(StatusWriteError, match=r"could not write the status of .*: invalid kubeconfig: .*name prod"):
+        StatusProvider().create(props(kube, connection={"kubeconfig": kube.kubeconfig(), "context": "prod"}))
+
+
+def test_conditions_keep_their_transition_time_while_unchanged(kube, monkeypatch):
     provider = StatusProvider()
-    created = provider.create(props(api))
-    api.reply = (409, {"message": "conflict"})
+    ready = {"type": "Ready", "status": "True", "reason": "R", "message": ""}
+    governed = {"type": "GovernanceAttached", "status": "True", "reason": "G", "message": ""}
+    at(monkeypatch, T1)
+    created = provider.create(props(kube, {"phase": "Ready", "conditions": [ready, governed]}))
+    at(monkeypatch, T2)
+    flipped = {**ready, "status": "False", "reason": "B"}
+    updated = provider.update("id", created.outs, props(kube, {"phase": "Pending", "conditions": [flipped, governed]}))
+    times = {c["type"]: c["lastTransitionTime"] for c in patches(kube)[-1].body["status"]["conditions"]}
+    assert times == {"Ready": T2, "GovernanceAttached": T1}
+    assert updated.outs["appliedStatus"]["conditions"][1]["lastTransitionTime"] == T1
+
+
+def test_fields_dropped_since_the_last_write_are_set_to_null(kube):
+    provider = StatusProvider()
+    created = provider.create(props(kube, {**READY, "resolvedModelAlias": "granite"}))
+    provider.update("id", created.outs, props(kube, {"phase": "Pending", "endpoint": ""}))
+    sent = patches(kube)[-1].body["status"]
+    assert (sent["resolvedModelAlias"], sent["conditions"], sent["phase"]) == (None, None, "Pending")
+    assert stored_status(kube) == {"phase": "Pending", "endpoint": ""}
+
+
+def test_update_errors_are_not_silent_either(kube):
+    provider = StatusProvider()
+    created = provider.create(props(kube))
+    kube.patch_reply = (409, {"message": "conflict"})
     with pytest.raises(StatusWriteError, match="HTTP 409"):
-        provider.update("id", created.outs, props(api, phase="Pending"))
+        provider.update("id", created.outs, props(kube, {"phase": "Pending"}))
 
 
-def test_unreachable_api_server_is_a_clear_error(api):
-    config = props(api)
-    api.httpd.server_close()
-    api.httpd.shutdown()
-    with pytest.raises(StatusWriteError, match=r"API server http://127\.0\.0\.1:\d+ unreachable"):
-        StatusProvider().create(config)
+def test_delete_sends_nothing(kube):
+    StatusProvider().delete("id", props(kube))
+    assert kube.requests == []
 
 
-def test_kubeconfig_context_selects_cluster_and_user(api, tmp_path):
-    path = tmp_path / "config"
-    path.write_text(api.kubeconfig(token="t2"))
-    cluster = load_cluster(str(path), "maas-dev")
-    assert (cluster.server, cluster.headers) == (api.url, {"Authorization": "Bearer t2"})
-    assert load_cluster(api.kubeconfig(), "maas-dev").server == api.url  # contents instead of a path
+# ---------------------------------------------------------------------------------------- judged at write time
 
 
-def test_kubeconfig_without_the_named_context_is_a_clear_error(api):
-    with pytest.raises(StatusWriteError, match="kubeconfig has no context named 'nope'"):
-        load_cluster(api.kubeconfig(), "nope")
-    with pytest.raises(StatusWriteError, match="kubeconfig has no cluster named 'missing'"):
-        load_cluster(api.kubeconfig(), None)  # current-context "other" points at a missing cluster
+def test_a_route_that_appears_between_planning_and_writing_makes_the_written_status_ready(kube):
+    status = planned(kube)
+    assert status["phase"] == "Pending"  # the plan ran before the route existed
+    kube.objects.append(kserve_route("llm", "granite-7b-instruct"))
+    result = StatusProvider().create(props(kube, status, facts=FACTS))
+    written = patches(kube)[0].body["status"]
+    assert (written["phase"], written["endpoint"]) == ("Ready", "https://maas.apps.example.com/llm/granite-7b-instruct")
+    assert result.outs["status"] == unstamped(written) == model_status(ModelFacts.from_inputs(FACTS), _observed(kube))
+    assert result.outs["status"]["phase"] == "Ready" and result.outs["facts"] == FACTS
 
 
-def test_kubeconfig_from_the_environment(api, tmp_path, monkeypatch):
-    path = tmp_path / "kubeconfig"
-    path.write_text(api.kubeconfig())
-    monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'absent'}:{path}")
-    assert load_cluster(None, "maas-dev").server == api.url
+def _observed(kube: FakeKube):
+    return read_cluster(ObservationRequest((), needed("MaaSModelRef", FACTS)), kube.kubeconfig(), "maas-dev")
 
 
-def test_stamp_conditions_keeps_time_while_status_is_unchanged():
-    previous = {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
-    same = stamp_conditions({"conditions": [{"type": "Ready", "status": "True"}]}, previous, "NOW")
-    flipped = stamp_conditions({"conditions": [{"type": "Ready", "status": "False"}]}, previous, "NOW")
-    assert same["conditions"][0]["lastTransitionTime"] == "2026-01-01T00:00:00Z"
-    assert flipped["conditions"][0]["lastTransitionTime"] == "NOW"
-    assert stamp_conditions({"phase": "Active"}, None, "NOW") == {"phase": "Active"}
+def test_the_writer_waits_for_a_route_the_gateway_accepts_after_a_few_polls(kube):
+    kube.objects.append(kserve_route("llm", "granite-7b-instruct", accepted=False))
+
+    def gateway_accepts_on_third_read(server: FakeKube, request: Request) -> None:
+        if request.path == ROUTE_PATH and sum(r.path == ROUTE_PATH for r in server.requests) == 3:
+            server.objects[-1] = kserve_route("llm", "granite-7b-instruct", accepted=True)
+
+    kube.on_request = gateway_accepts_on_third_read
+    StatusProvider().create(props(kube, READY, facts=FACTS))
+    assert patches(kube)[0].body["status"]["phase"] == "Ready"
+    assert sum(r.path == ROUTE_PATH for r in kube.requests) == 3  # the first look, then two polls
 
 
-def test_merge_patch_nulls_only_dropped_keys():
-    assert merge_patch({"phase": "Pending"}, {"phase": "Ready", "endpoint": "x"}) == {
-        "endpoint": None,
-        "phase": "Pending",
-    }
-    assert merge_patch({"phase": "Ready"}, None) == {"phase": "Ready"}
+def test_settling_is_bounded_and_then_the_judged_status_is_written(kube, monkeypatch):
+    monkeypatch.setattr(status_provider, "SETTLE_SECONDS", 0.1)
+    kube.objects.append(kserve_route("llm", "granite-7b-instruct", accepted=False))
+    started = time.monotonic()
+    StatusProvider().create(props(kube, READY, facts=FACTS))
+    assert time.monotonic() - started < 1
+    written = patches(kube)[0].body["status"]
+    assert written["phase"] == "Pending" and "is not yet accepted by gateway" in written["conditions"][1]["message"]
+    assert sum(r.path == ROUTE_PATH for r in kube.requests) > 2
+
+
+def test_without_facts_the_planned_status_is_written_and_nothing_is_read(kube):
+    StatusProvider().create(props(kube, {"phase": "Active"}))
+    assert [r.method for r in kube.requests] == ["PATCH"]
+    assert patches(kube)[0].body == {"status": {"phase": "Active"}}
+
+
+def test_a_cluster_that_cannot_be_observed_before_the_write_is_a_clear_error(kube):
+    kube.forbidden = {"httproutes"}
+    with pytest.raises(StatusWriteError) as caught:
+        StatusProvider().create(props(kube, facts=FACTS))
+    assert str(caught.value).startswith(
+        "could not judge the status of MaaSModelRef llm/granite-7b before writing it: cannot observe the cluster "
+        f"{kube.url} (context maas-dev): HTTP 403 Forbidden reading {ROUTE_PATH}"
+    )
+    assert patches(kube) == []
+
+
+# ------------------------------------------------------------------------------------------- refresh and diff
+
+
+def test_read_returns_the_live_status_so_drift_shows(kube, monkeypatch):
+    at(monkeypatch, T1)
+    provider = StatusProvider()
+    created = provider.create(props(kube))
+    stored_status(kube)["phase"] = "Failed"  # someone edited the status
+    refreshed = provider.read(created.id, created.outs)
+    live = {**READY, "phase": "Failed", "conditions": [{**READY["conditions"][0], "lastTransitionTime": T1}]}
+    assert (refreshed.id, refreshed.outs["appliedStatus"]) == (created.id, live)
+    assert refreshed.outs["status"] == {**READY, "phase": "Failed"}
+    assert provider.diff(created.id, refreshed.outs, props(kube)).changes is True  # the next up writes it again
+    assert [r.method for r in kube.requests] == ["PATCH", "GET"]
+
+
+def test_read_of_an_object_that_no_longer_exists_ends_the_resource(kube):
+    provider = StatusProvider()
+    created = provider.create(props(kube))
+    kube.objects.remove(next(o for o in kube.objects if o["kind"] == "MaaSModelRef"))
+    gone = provider.read(created.id, created.outs)
+    assert (gone.id, gone.outs) == ("", {})
+
+
+def test_read_of_state_written_without_a_connection_keeps_it(kube):
+    old = {key: value for key, value in props(kube).items() if key != "connection"} | {"appliedStatus": READY}
+    assert StatusProvider().read("id", old).outs == old
+    assert kube.requests == []
+
+
+def test_the_status_written_is_what_the_next_preview_compares_so_there_is_no_spurious_diff(kube):
+    provider = StatusProvider()
+    stale = planned(kube)  # Pending: planned before the route existed
+    kube.objects.append(kserve_route("llm", "granite-7b-instruct"))
+    created = provider.create(props(kube, stale, facts=FACTS))
+    fresh = props(kube, planned(kube), facts=FACTS)  # the next preview plans from a new snapshot
+    assert fresh["status"]["phase"] == "Ready"
+    assert provider.diff(created.id, created.outs, fresh).changes is False
+    refreshed = provider.read(created.id, created.outs)
+    assert provider.diff(created.id, refreshed.outs, fresh).changes is False
+
+
+def test_diff_compares_status_facts_target_and_connection_and_replaces_on_identity(kube):
+    provider = StatusProvider()
+    olds = {**props(kube, facts=FACTS), "appliedStatus": {}}
+    assert provider.diff("id", olds, props(kube, facts=FACTS)).changes is False
+    ungoverned = {**FACTS, "governed_by": ["subscription"]}
+    for news in (
+        props(kube, {"phase": "Pending"}, facts=FACTS),
+        props(kube, facts=ungoverned),
+        props(kube, facts=FACTS, targetUid="new-uid"),
+        props(kube, facts=FACTS, connection={"context": "other"}),
+    ):
+        changed = provider.diff("id", olds, news)
+        assert (changed.changes, changed.replaces) == (True, [])
+    moved = provider.diff("id", olds, props(kube, facts=FACTS, name="other"))
+    assert (moved.changes, moved.replaces) == (True, ["name"])
+
+
+# ----------------------------------------------------------------------------------------- program and pickling
+
+
+def test_the_program_gives_the_writer_facts_unless_observe_is_off(dev_raw):
+    def granite_inputs(raw: dict) -> dict:
+        registrations = render(raw).registrations
+        return next(r.inputs for r in registrations if r.type == STATUS_TYPE and r.name == GRANITE_STATUS)
+
+    assert granite_inputs(dev_raw)["facts"]["route_name"] == "granite-7b-instruct-kserve-route"
+    dev_raw["platform"]["observe"] = False
+    assert "facts" not in granite_inputs(dev_raw)
 
 
 def test_provider_deserializes_in_a_process_that_did_not_run_the_program(tmp_path):
     """Pulumi pickles the provider and unpickles it in its own host process (pulumi/pulumi#7453): `maas` must be
     importable there, which the editable install in requirements.txt guarantees."""
-    import subprocess
-    import sys
-
     from pulumi.dynamic.dynamic import serialize_provider
-
-    from maas.status_provider import StatusProvider
 
     serialized = serialize_provider(StatusProvider())
     script = "import base64, sys, dill; print(type(dill.loads(base64.b64decode(sys.stdin.read()))).__name__)"
@@ -261,17 +365,34 @@ def test_provider_deserializes_in_a_process_that_did_not_run_the_program(tmp_pat
     assert result.stdout.strip() == "StatusProvider"
 
 
-def test_kubeconfig_files_merge_like_client_go(api, tmp_path, monkeypatch):
-    """The context may live in a later $KUBECONFIG file; relative file references follow their own file."""
-    first, second = tmp_path / "a", tmp_path / "b"
-    first.mkdir()
-    second.mkdir()
-    (first / "config").write_text(yaml.safe_dump({"current-context": "elsewhere", "contexts": [], "clusters": []}))
-    (second / "token").write_text("from-file\n")
-    config = yaml.safe_load(api.kubeconfig())
-    for user in config["users"]:
-        user["user"] = {"tokenFile": "token"}
-    (second / "config").write_text(yaml.safe_dump(config))
-    monkeypatch.setenv("KUBECONFIG", f"{first / 'config'}:{second / 'config'}")
-    cluster = load_cluster(None, "maas-dev")
-    assert (cluster.server, cluster.headers) == (api.url, {"Authorization": "Bearer from-file"})
+# ------------------------------------------------------------------------------------------ the pure helpers
+
+
+def test_stamp_conditions_keeps_time_while_status_is_unchanged():
+    previous = {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": T1}]}
+    same = stamp_conditions({"conditions": [{"type": "Ready", "status": "True"}]}, previous, T2)
+    flipped = stamp_conditions({"conditions": [{"type": "Ready", "status": "False"}]}, previous, T2)
+    assert same["conditions"][0]["lastTransitionTime"] == T1
+    assert flipped["conditions"][0]["lastTransitionTime"] == T2
+    assert stamp_conditions({"phase": "Active"}, None, T2) == {"phase": "Active"}
+
+
+def test_stamp_conditions_tolerates_a_live_status_anyone_may_have_edited():
+    edited = {"conditions": ["junk", {"status": "True"}, {"type": "Ready", "status": "True"}]}
+    stamped = stamp_conditions({"conditions": [{"type": "Ready", "status": "True"}]}, edited, T2)
+    assert stamped == {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": T2}]}
+    assert stamp_conditions({"conditions": ["junk"]}, None, T2) == {"conditions": ["junk"]}
+
+
+def test_unstamped_removes_only_the_transition_times():
+    live = {"phase": "Ready", "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": T1}]}
+    assert unstamped(live) == {"phase": "Ready", "conditions": [{"type": "Ready", "status": "True"}]}
+    assert unstamped({"phase": "Ready"}) == {"phase": "Ready"}
+
+
+def test_merge_patch_nulls_only_dropped_keys():
+    assert merge_patch({"phase": "Pending"}, {"phase": "Ready", "endpoint": "x"}) == {
+        "endpoint": None,
+        "phase": "Pending",
+    }
+    assert merge_patch({"phase": "Ready"}, None) == {"phase": "Ready"}
