@@ -1,5 +1,5 @@
 """Pulumi entry point: everything lives in the `maas` package."""
 
-from maas.program import main
+from maas.deploy.program import main
 
 main()

@@ -68,8 +68,8 @@ def configuration(subscriptions: int, identity: str) -> dict:
 
 def one_case(subscriptions: int, identity: str) -> dict:
     from maas.config import load_config
-    from maas.plan import build_plan
-    from maas.render import render
+    from maas.plan.build import build_plan
+    from maas.tools.render import render
 
     raw = configuration(subscriptions, identity)
     started = time.perf_counter()

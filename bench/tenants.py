@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from maas.render import render
+from maas.tools.render import render
 
 TITLES = ("tenants", "seconds", "objects", "per tenant", "shared", "registrations")
 WIDTHS = (7, 7, 7, 10, 6, 13)

@@ -136,6 +136,7 @@ MAAS_API_PATHS = ("/v1/models", "/v1/subscriptions", "/v1/api-keys", "/maas-api"
 PAYLOAD_PROCESSING = "payload-processing"
 PAYLOAD_PRE_PROCESSING = "payload-pre-processing"
 PAYLOAD_PROCESSING_READER = "payload-processing-reader"
+PAYLOAD_PLUGINS = "payload-processing-plugins"
 SERVICE_CA_CONFIGMAP = "openshift-service-ca.crt"
 
 PAYLOAD_PROCESSING_TYPE_ANNOTATION = "maas.opendatahub.io/payload-processing-type"
@@ -146,6 +147,11 @@ SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
 def for_tenant(base: str, tenant: str) -> str:
     """Upstream `resourceNameForTenant`: the default tenant keeps the base name, others get `-{tenant}`."""
     return base if tenant == DEFAULT_TENANT else f"{base}-{tenant}"
+
+
+def payload_plugins_name(tenant: str) -> str:
+    """The tenant's plugins ConfigMap in the gateway namespace (the Praxis migration reads it live)."""
+    return for_tenant(PAYLOAD_PLUGINS, tenant)
 
 
 def maas_api_name(tenant: str) -> str:

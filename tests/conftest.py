@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from maas.config import load_config, raw_from_stack_file
-from maas.render import Rendering, render
+from maas.tools.render import Rendering, render
 
 ROOT = Path(__file__).resolve().parent.parent
 

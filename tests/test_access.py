@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from maas import access, cel, crdschema
+from maas import crdschema
 from maas.config import ConfigError, load_config
 from maas.observe import Observed
-from maas.plan import build_plan
-from maas.render import render
+from maas.plan.build import build_plan
+from maas.plan.policies import access
+from maas.tools import cel
+from maas.tools.render import render
 from tests.conftest import objects_of
 
 AUTH_POLICY = "kubernetes:kuadrant.io/v1:AuthPolicy"

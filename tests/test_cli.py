@@ -10,10 +10,10 @@ import sys
 import pytest
 import yaml
 
-from maas import outdir
-from maas.cli import main
-from maas.outdir import _HEADER as HEADER
-from maas.outdir import MANIFEST, OutDir, OutputError
+from maas.tools import outdir
+from maas.tools.cli import main
+from maas.tools.outdir import _HEADER as HEADER
+from maas.tools.outdir import MANIFEST, OutDir, OutputError
 from tests.conftest import ROOT
 
 

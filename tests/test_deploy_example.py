@@ -18,7 +18,7 @@ import yaml
 from maas.config import MaasConfig, load_config, raw_from_stack_file
 from maas.crdschema import default_registry, validate_all
 from maas.observe import KINDS, what_to_observe
-from maas.render import Rendering, render
+from maas.tools.render import Rendering, render
 from tests.conftest import DEV_STACK, ROOT
 
 EXAMPLE = ROOT / "deploy" / "pulumi-operator"

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from maas.config import load_config
 from maas.observe import Observed
-from maas.plan import build_plan
-from maas.render import render
+from maas.plan.build import build_plan
+from maas.tools.render import render
 
 LISTS = ("tenants", "models", "authPolicies", "subscriptions", "unmanaged")
 

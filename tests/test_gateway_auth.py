@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from maas import cel, crdschema, gateway_auth
+from maas import crdschema
 from maas.config import ConfigError, load_config
+from maas.plan.policies import gateway_auth
+from maas.tools import cel
 
 UPSTREAM = Path(__file__).parent / "data" / "upstream_gateway_auth.yaml"
 OIDC = {"issuerUrl": "https://keycloak.example.com/realms/test", "clientId": "my-maas-client"}

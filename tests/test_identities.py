@@ -7,11 +7,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from maas.config import ConfigError, load_config
-from maas.desired import Desired, Plan, k8s_object
-from maas.identities import identity_issues
 from maas.observe import Observed
-from maas.plan import build_plan
-from maas.render import RecordingMonitor, render
+from maas.plan.build import build_plan
+from maas.plan.checks.identities import identity_issues
+from maas.plan.desired import Desired, Plan, k8s_object
+from maas.tools.render import RecordingMonitor, render
 
 
 def service(namespace: str, name: str) -> Desired:

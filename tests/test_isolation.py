@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from maas import naming
 from maas.config import ConfigError, load_config
 from maas.observe import Observed
-from maas.plan import build_plan
+from maas.plan.build import build_plan
 
 TENANTS = ["models-as-a-service", "blue", "green"]
 MAAS_API_HOST = re.compile(r"(maas-api(?:-[a-z0-9-]+)?)\.odh-ai-gateway-infra\.svc")

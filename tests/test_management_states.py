@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from maas.readiness import is_custom_resource
-from maas.render import render
+from maas.plan.readiness import is_custom_resource
+from maas.tools.render import render
 from tests.conftest import owned
 
 SKIP_AWAIT = "pulumi.com/skipAwait"

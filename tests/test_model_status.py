@@ -6,7 +6,7 @@ import pytest
 
 from maas.crdschema import validate_all
 from maas.observe import Observed, Scope
-from maas.status.model import ModelFacts, llmisvc_endpoint, model_status
+from maas.plan.status.model import ModelFacts, llmisvc_endpoint, model_status
 from tests.fake_kube import kserve_route, llm_inference_service, platform_gateway
 
 GOVERNED = ("authPolicy", "subscription")

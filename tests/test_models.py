@@ -8,10 +8,10 @@ import pytest
 
 from maas import crdschema, naming
 from maas.config import ConfigError, load_config
-from maas.models import external_model_objects, model_details, route_of
 from maas.observe import Observed
-from maas.resources import model_facts
-from maas.status.model import model_status
+from maas.plan.models.resources import model_facts
+from maas.plan.models.routing import external_model_objects, model_details, route_of
+from maas.plan.status.model import model_status
 
 GOVERNED = {"subscription", "authPolicy"}
 

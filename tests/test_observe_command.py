@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from maas.cli import stack_file
 from maas.observe import Cluster, parse_snapshot
 from maas.observe.command import add_observe_parser
+from maas.tools.cli import stack_file
 from tests.conftest import DEV_STACK
 from tests.fake_kube import FakeKube, all_crds, dev_cluster_objects
 

@@ -11,9 +11,9 @@ import sys
 import pytest
 
 from maas.config import ConfigError, load_config, raw_from_stack_file
+from maas.deploy.program import observe
 from maas.observe import Observed, dump_snapshot, parse_snapshot, what_to_observe
-from maas.program import observe
-from maas.render import RecordingMonitor, render
+from maas.tools.render import RecordingMonitor, render
 from tests.conftest import DEV_STACK, ROOT
 from tests.fake_kube import FakeKube, all_crds, dev_cluster_objects, platform_gateway
 

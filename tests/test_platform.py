@@ -9,8 +9,8 @@ import yaml
 
 from maas import crdschema
 from maas.config import load_config
-from maas.platform import tenant_platform
-from maas.render import render
+from maas.plan.tenants.platform import tenant_platform
+from maas.tools.render import render
 from tests.conftest import objects_of, owned
 
 INFRA = "odh-ai-gateway-infra"

@@ -8,7 +8,7 @@ import pulumi
 import pytest
 
 from maas.config import ConfigError
-from maas.render import RecordingMonitor, render
+from maas.tools.render import RecordingMonitor, render
 
 TRLP = "kubernetes:kuadrant.io/v1alpha1:TokenRateLimitPolicy"
 STACK = "urn:pulumi:dev::maas::pulumi:pulumi:Stack::maas-dev"
@@ -117,7 +117,7 @@ def test_invalid_configuration_registers_nothing(dev_raw):
 
 def test_configuration_errors_reach_pulumi_as_one_clean_run_error(dev_raw, monkeypatch):
     """Inside `pulumi preview` a RunError is printed as its message alone: no traceback, no program source."""
-    from maas import program
+    from maas.deploy import program
 
     dev_raw["subscriptions"][0]["modelRefs"][0]["tokenRateLimits"][0]["window"] = "1d"
     dev_raw["platform"]["flavor"] = "aws"

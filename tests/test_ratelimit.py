@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from maas import ratelimit
 from maas.config import load_config
-from maas.ratelimit import Member, limit_name, limits, predicate, rate_set, short_id
+from maas.plan.policies import ratelimit
+from maas.plan.policies.ratelimit import Member, limit_name, limits, predicate, rate_set, short_id
 
 EXEMPT = ' && !request.url_path.endsWith("/v1/models")'
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maas import cel
 from maas.config import load_config
-from maas.ratelimit import caller_identity, matching_limits, plan_rate_limits
+from maas.plan.policies.ratelimit import caller_identity, matching_limits, plan_rate_limits
+from maas.tools import cel
 
 INFERENCE = "/llm/m/v1/chat/completions"
 

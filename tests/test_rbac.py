@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 
 from maas.config import load_config
-from maas.render import render
-from maas.shared import shared_platform
+from maas.plan.tenants.shared import shared_platform
+from maas.tools.render import render
 from tests.conftest import owned
 
 SHARED = {

@@ -10,10 +10,10 @@ import pytest
 
 from maas import crdschema
 from maas.config import ConfigError, load_config
+from maas.deploy.status_writer import stamp_conditions
 from maas.observe import Observed
-from maas.render import STATUS_TYPE, render
-from maas.resources import maas_auth_policy, maas_subscription, publish, subscription_status
-from maas.status_provider import stamp_conditions
+from maas.plan.models.resources import maas_auth_policy, maas_subscription, publish, subscription_status
+from maas.tools.render import STATUS_TYPE, render
 from tests.conftest import objects_of
 
 # 3.6 status fields the mirror CRDs in shared/crds predate (seed 002); the API server prunes them there.

@@ -8,7 +8,7 @@ import pytest
 
 from maas.config import raw_from_stack_file
 from maas.crdschema import validate_all
-from maas.render import render
+from maas.tools.render import render
 from tests.conftest import DEV_STACK
 
 STACKS = [DEV_STACK, *sorted((Path(__file__).parent / "stacks").glob("Pulumi.*.yaml"))]

@@ -12,11 +12,11 @@ import pytest
 
 from maas.config import ConfigError, ConfigIssue, load_config, raw_from_stack_file
 from maas.crdschema import CRDS_DIR_ENV, CrdRegistry, crds_dir
-from maas.desired import Desired, Owner, Plan, k8s_object
 from maas.observe import Observed
-from maas.plan import build_plan
-from maas.render import RecordingMonitor, render
-from maas.selfcheck import MAX_OBJECT_BYTES, check_plan, encoded_size, owner_path
+from maas.plan.build import build_plan
+from maas.plan.checks.selfcheck import MAX_OBJECT_BYTES, check_plan, encoded_size, owner_path
+from maas.plan.desired import Desired, Owner, Plan, k8s_object
+from maas.tools.render import RecordingMonitor, render
 from tests.conftest import DEV_STACK
 
 STACKS = [DEV_STACK, *sorted((Path(__file__).parent / "stacks").glob("Pulumi.*.yaml"))]

@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from maas import config as config_package
-from maas.cli import main
 from maas.config import ConfigError, load, raw_from_stack_file, stackfile
 from maas.config.stackfile import MAX_DEPTH, plain_scalar
+from maas.tools.cli import main
 from tests.conftest import DEV_STACK
 from tests.test_cli import run
 

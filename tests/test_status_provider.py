@@ -3,6 +3,7 @@ at write time, what `pulumi refresh` reads back, what the next preview compares,
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 import time
@@ -10,13 +11,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from maas import status_provider
+from maas.deploy import status_writer as status_provider
+from maas.deploy.status_writer import MERGE_PATCH, StatusProvider, StatusWriteError
 from maas.observe import ObservationRequest, read_cluster
-from maas.render import STATUS_TYPE, render
-from maas.status import needed
-from maas.status.model import ModelFacts, model_status
-from maas.status.writes import merge_patch, stamp_conditions, unstamped
-from maas.status_provider import MERGE_PATCH, StatusProvider, StatusWriteError
+from maas.plan.status import needed
+from maas.plan.status.model import ModelFacts, model_status
+from maas.plan.status.writes import merge_patch, stamp_conditions, unstamped
+from maas.tools.render import STATUS_TYPE, render
 from tests.fake_kube import FakeKube, Request, all_crds, kserve_route, llm_inference_service, platform_gateway
 
 PATH = "/apis/maas.opendatahub.io/v1alpha1/namespaces/llm/maasmodelrefs/granite-7b/status"
@@ -363,6 +364,17 @@ def test_provider_deserializes_in_a_process_that_did_not_run_the_program(tmp_pat
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "StatusProvider"
+
+
+def test_a_provider_pickled_before_the_package_layout_moved_still_loads(tmp_path):
+    """States written before 2026-12 name `maas.status_provider.StatusProvider`: deleting or refreshing those
+    resources unpickles it by that name."""
+    old = pickle.dumps(StatusProvider(), protocol=0).replace(b"maas.deploy.status_writer", b"maas.status_provider")
+    assert b"maas.status_provider" in old
+    script = "import pickle, sys; print(type(pickle.loads(sys.stdin.buffer.read())).__qualname__)"
+    result = subprocess.run([sys.executable, "-c", script], input=old, cwd=tmp_path, capture_output=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().strip() == "StatusProvider"
 
 
 # ------------------------------------------------------------------------------------------ the pure helpers

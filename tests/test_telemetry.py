@@ -6,10 +6,10 @@ import itertools
 
 import pytest
 
-from maas import cel
 from maas.config import load_config
-from maas.render import render
-from maas.telemetry import gateway_telemetry, metric_labels
+from maas.plan.tenants.telemetry import gateway_telemetry, metric_labels
+from maas.tools import cel
+from maas.tools.render import render
 from tests.conftest import objects_of
 
 FLAGS = ("captureOrganization", "captureUser", "captureGroup", "captureModelUsage")

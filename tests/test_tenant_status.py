@@ -6,7 +6,7 @@ import pytest
 
 from maas.crdschema import validate
 from maas.observe import ObjectRef, Observed
-from maas.status.tenant import TenantFacts, observation_needed, tenant_status
+from maas.plan.status.tenant import TenantFacts, observation_needed, tenant_status
 from tests.fake_kube import db_secret, maas_api_deployment
 
 FACTS = TenantFacts(

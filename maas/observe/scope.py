@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from .. import naming
 from ..config import MaasConfig
-from ..payload import Names
 from .snapshot import CRD_KIND, KINDS, ObjectRef, Scope
 
 MAAS_DB_SECRET = "maas-db-config"
@@ -52,7 +51,7 @@ def _platform_objects(config: MaasConfig) -> list[ObjectRef]:
     """maas-api's database Secret and each tenant's maas-api Deployment and payload-processing plugins."""
     infra, gateway_ns = config.platform.infraNamespace, config.platform.gateway.namespace
     deployments = [ObjectRef("Deployment", infra, naming.maas_api_name(t.name)) for t in config.tenants]
-    plugins = [ObjectRef("ConfigMap", gateway_ns, Names.of(t.name).plugins) for t in config.tenants]
+    plugins = [ObjectRef("ConfigMap", gateway_ns, naming.payload_plugins_name(t.name)) for t in config.tenants]
     return [ObjectRef("Secret", infra, MAAS_DB_SECRET), *deployments, *plugins]
 
 

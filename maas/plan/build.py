@@ -1,0 +1,147 @@
+"""From a validated configuration to the full desired state, grouped by the component that owns each object.
+
+Concern modules compute objects; this module only assembles them under their owners (`Platform`, one `Tenant`
+per tenant, one `Model` per model) and applies the two cross-cutting rules: `maas:unmanaged` (Pulumi neither
+overwrites nor deletes) and `controllerMode: coexist` (a running maas-controller keeps out).
+"""
+
+from __future__ import annotations
+
+from .. import naming
+from ..config import MaasConfig, TenantConfig
+from ..observe import Observed
+from .desired import Desired, Plan
+from .models.resources import Publication, publish
+from .models.routing import external_model_desired
+from .policies.access import add_access_control
+from .policies.ratelimit import plan_rate_limits
+from .readiness import skip_await_on_custom_resources
+from .tenants.management import add_tenant_statuses, add_tenants, apply_management_states
+
+
+def build_plan(config: MaasConfig, observed: Observed) -> Plan:
+    """Deterministic for a given configuration and snapshot; `Observed.nothing()` gives the intended state."""
+    plan = Plan()
+    if config.platform.usageMetricsDashboard:
+        plan.warnings.append(
+            "maas:platform.usageMetricsDashboard is true, but this program does not create the Prometheus usage "
+            "dashboard (dashboard-3-maas-usage-admin) yet; install it separately or use the logs-based dashboards"
+        )
+    for tenant in config.tenants:
+        plan.owner("Tenant", tenant.name).outputs = _tenant_outputs(config, tenant)
+    _add_rate_limits(config, plan)
+    publication = _add_models(config, observed, plan)
+    add_access_control(config, plan)
+    add_tenants(config, plan)
+    apply_management_states(config, plan)
+    _apply_unmanaged(config, observed, plan)
+    if config.platform.controllerMode == "coexist":
+        _hand_over_from_controller(plan)
+    if not config.platform.awaitCustomResources:
+        skip_await_on_custom_resources(plan)
+    _add_statuses(publication, plan)
+    add_tenant_statuses(config, observed, plan)
+    plan.resolve_dependencies()
+    return plan
+
+
+def _add_models(config: MaasConfig, observed: Observed, plan: Plan) -> Publication:
+    """ExternalModel routing and the MaaS CRs maas-api reads, with their stack outputs; statuses come last."""
+    for model in config.models:
+        if model.modelRef.kind == "ExternalModel":
+            plan.add("Model", model.key, *external_model_desired(config, model))
+    publication = publish(config, observed)
+    for (kind, name), bodies in publication.objects.items():
+        plan.add(kind, name, *(Desired(body) for body in bodies))
+    for (kind, name), outputs in publication.outputs.items():
+        plan.owner(kind, name).outputs.update(outputs)
+    plan.warnings.extend(publication.warnings)
+    return publication
+
+
+def _add_statuses(publication: Publication, plan: Plan) -> None:
+    """After every other rule (a status write is neither annotated nor unmanaged), waiting for what it describes."""
+    for (kind, name), statuses in publication.statuses.items():
+        plan.add(kind, name, *statuses)
+
+
+def _tenant_outputs(config: MaasConfig, tenant: TenantConfig) -> dict:
+    return {
+        "namespace": tenant.namespace,
+        "gateway": naming.qualified(config.platform.gateway.namespace, tenant.gateway_name(config.platform)),
+        "managementState": tenant.managementState,
+    }
+
+
+def _add_rate_limits(config: MaasConfig, plan: Plan) -> None:
+    rate_limits = plan_rate_limits(config)
+    models = {}
+    for model in sorted(config.models, key=lambda m: m.key):
+        owner = plan.owner("Model", model.key)
+        policy = rate_limits.policies.get(model.key)
+        if policy is not None:
+            owner.objects.append(Desired(policy))
+        owner.outputs["route"] = naming.qualified(model.route_namespace, model.route_name)
+        owner.outputs["tokenRateLimitPolicy"] = None if policy is None else Desired(policy).logical_name
+        models[model.key] = owner.outputs
+    plan.warnings.extend(rate_limits.warnings)
+    plan.outputs["models"] = models
+    plan.outputs["subscriptions"] = rate_limits.subscriptions
+
+
+def _apply_unmanaged(config: MaasConfig, observed: Observed, plan: Plan) -> None:
+    """`maas:unmanaged`, and the upstream opt-out seen live: a generated policy annotated
+    `opendatahub.io/managed: "false"` in the cluster is left as it is, with a warning naming it."""
+    wanted = {(u.kind, u.namespace, u.name) for u in config.unmanaged}
+    found = set()
+    for owner in plan.owners:
+        for index, obj in enumerate(owner.objects):
+            identity = (obj.kind, obj.namespace, obj.name)
+            if identity not in wanted and _opted_out_live(obj, observed):
+                plan.warnings.append(_live_opt_out_warning(obj))
+                wanted.add(identity)
+            if identity in wanted:
+                owner.objects[index] = obj.unmanaged()
+                found.add(identity)
+    for kind, namespace, name in sorted(wanted - found):
+        plan.warnings.append(
+            f"maas:unmanaged {kind} {namespace}/{name} has no source left (no subscription or auth policy for its "
+            f"model): it is orphaned, Pulumi no longer tracks it and leaves it in the cluster; delete it by hand "
+            f"(kubectl delete {kind.lower()} -n {namespace} {name}) and remove the maas:unmanaged entry"
+        )
+
+
+OPT_OUT_KINDS = ("TokenRateLimitPolicy", "AuthPolicy")
+
+
+def _opted_out_live(obj: Desired, observed: Observed) -> bool:
+    """The live object opts out, and not because this program handed it to a running controller (`coexist`)."""
+    if obj.kind not in OPT_OUT_KINDS or obj.subresource is not None:
+        return False
+    live = observed.lookup(obj.kind, obj.namespace, obj.name).object
+    annotations = ((live or {}).get("metadata") or {}).get("annotations") or {}
+    handed_over = annotations.get(naming.HANDED_OVER_ANNOTATION) == "true"
+    return annotations.get(naming.CONTROLLER_MANAGED_ANNOTATION) == "false" and not handed_over
+
+
+def _live_opt_out_warning(obj: Desired) -> str:
+    return (
+        f'{obj.kind} {obj.namespace}/{obj.name} carries opendatahub.io/managed: "false" in the cluster, so Pulumi '
+        "neither changes nor deletes it (as if it were listed in maas:unmanaged); list it in maas:unmanaged to make "
+        "that visible in review, or remove the annotation to manage it again"
+    )
+
+
+def _hand_over_from_controller(plan: Plan) -> None:
+    """With a maas-controller still running, mark every object so that the controller leaves it alone; a
+    MaasTenantConfig also gets the tenant reconciler's own opt-out, so the controller does not reconcile it."""
+    for owner in plan.owners:
+        owner.objects = [_handed_over(obj) for obj in owner.objects]
+
+
+def _handed_over(obj: Desired) -> Desired:
+    """The second annotation tells this program's own opt-out from an operator's when it reads the object back."""
+    obj = obj.annotated(naming.CONTROLLER_MANAGED_ANNOTATION, "false").annotated(naming.HANDED_OVER_ANNOTATION, "true")
+    if obj.kind == "MaasTenantConfig":
+        obj = obj.annotated(naming.MANAGEMENT_STATE_ANNOTATION, "Unmanaged")
+    return obj

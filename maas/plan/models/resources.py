@@ -1,0 +1,317 @@
+"""The MaaS custom resources maas-api reads, and the status this program publishes for them.
+
+maas-api lists a model only when `MaaSModelRef.status.phase` is `Ready` and selects a subscription only when
+`MaaSSubscription.status.phase` is `Active` or `Degraded` (`upstream-platform.md` section 9). Without a
+maas-controller nobody else writes that status, so with `controllerMode: absent` the program computes it from the
+configuration (the phase rules of seed 004 and `upstream-policies.md` 3.4) and writes it after the policies it
+describes. Conditions carry no `lastTransitionTime` here: the status writer stamps it, so renders stay stable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ... import naming
+from ...config import AuthPolicyConfig, MaasConfig, ModelConfig, SubscriptionConfig
+from ...config.schema import Metadata, ModelKey, Subjects
+from ...observe import Observed
+from ..desired import Desired, k8s_object, object_identity, status_write
+from ..policies.ratelimit import rate_set
+from ..status import writes_status
+from ..status.conditions import condition
+from ..status.model import ModelFacts, model_status
+from .routing import model_details, route_of, tenant_of
+
+OwnerKey = tuple[str, str]
+# An unlimited model reference has no rates; the CRD requires at least one, so the CR carries the largest rate it
+# admits (informational: maas-api only displays and orders by it; the TokenRateLimitPolicy enforces `unlimited`).
+UNLIMITED_RATE = {"limit": 1_000_000_000, "window": "1s"}
+
+
+@dataclass
+class Publication:
+    """What `plan.build` places under owners: objects, statuses (written last) and per-owner stack outputs."""
+
+    objects: dict[OwnerKey, list[dict[str, Any]]] = field(default_factory=dict)
+    statuses: dict[OwnerKey, list[Desired]] = field(default_factory=dict)
+    outputs: dict[OwnerKey, dict[str, Any]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def publish(config: MaasConfig, observed: Observed) -> Publication:
+    """The MaaS CRs of every model, auth policy and subscription, with their status unless something else keeps it.
+
+    `coexist`: a running maas-controller keeps the status. `renderYamlToDirectory`: nothing talks to a cluster.
+    """
+    with_status = writes_status(config.platform)
+    governed = _governed_models(config)
+    result = Publication()
+    phases = {}
+    for model in sorted(config.models, key=lambda m: m.key):
+        owner = ("Model", model.key)
+        facts = model_facts(config, model, governed.get(model.key, set()))
+        body, status = model_ref(model), model_status(facts, observed)
+        phases[model.key] = status["phase"]
+        result.objects[owner] = [body]
+        result.outputs[owner] = _model_outputs(model, status)
+        if with_status:
+            dependencies = _model_dependencies(config, model)
+            result.statuses[owner] = [status_write(body, status, dependencies, facts.to_inputs())]
+        if status["endpoint"] == "" and status["phase"] == "Ready":
+            result.warnings.append(_no_endpoint_warning(model))
+    for policy in sorted(config.authPolicies, key=lambda p: p.key):
+        owner = ("AuthPolicy", policy.key)
+        body, status = maas_auth_policy(policy), auth_policy_status(policy, phases)
+        result.objects[owner] = [body]
+        result.outputs[owner] = {"phase": status["phase"]}
+        if with_status:
+            result.statuses[owner] = [status_write(body, status, _auth_policy_dependencies(config, policy))]
+    for subscription in sorted(config.subscriptions, key=lambda s: s.key):
+        owner = ("Subscription", subscription.key)
+        body, status = maas_subscription(subscription), subscription_status(config, subscription, phases)
+        result.objects[owner] = [body]
+        result.outputs[owner] = {"phase": status["phase"], "rateLimitIdentity": subscription.rateLimitIdentity}
+        if with_status:
+            dependencies = _subscription_dependencies(config, subscription)
+            result.statuses[owner] = [status_write(body, status, dependencies)]
+    return result
+
+
+# ------------------------------------------------------------------------------------------------ the CRs
+
+
+def model_ref(model: ModelConfig) -> dict[str, Any]:
+    """MaaSModelRef in the model namespace; `tenantRef` names a non-default tenant (the CRD field upstream reads)."""
+    spec: dict[str, Any] = {"modelRef": {"kind": model.modelRef.kind, "name": model.modelRef.name}}
+    if model.endpointOverride is not None:
+        spec["endpointOverride"] = model.endpointOverride
+    if model.tenant != naming.DEFAULT_TENANT:
+        spec["tenantRef"] = model.tenant
+    return _maas_object("MaaSModelRef", model.name, model.namespace, model.tenant, model.annotations, spec)
+
+
+def maas_auth_policy(policy: AuthPolicyConfig) -> dict[str, Any]:
+    spec: dict[str, Any] = {"modelRefs": _model_refs(policy.modelRefs), "subjects": _subjects(policy.subjects)}
+    if policy.meteringMetadata is not None:
+        spec["meteringMetadata"] = _metadata(policy.meteringMetadata)
+    tenant = _tenant_of_namespace(policy.namespace)
+    return _maas_object("MaaSAuthPolicy", policy.name, policy.namespace, tenant, policy.annotations, spec)
+
+
+def maas_subscription(subscription: SubscriptionConfig) -> dict[str, Any]:
+    """The mirror CRD has no `unlimited` and no `rateLimitIdentity`: unlimited references carry `UNLIMITED_RATE`
+    and are listed in an annotation; the identity is published in the status, where maas-api reads it."""
+    refs = sorted(subscription.modelRefs, key=lambda r: (r.namespace, r.name))
+    model_refs = []
+    for ref in refs:
+        entry: dict[str, Any] = {"name": ref.name, "namespace": ref.namespace}
+        rates = rate_set((r.limit, r.window) for r in ref.tokenRateLimits)
+        entry["tokenRateLimits"] = [UNLIMITED_RATE] if ref.unlimited else [{"limit": n, "window": w} for n, w in rates]
+        if ref.billingRate is not None:
+            entry["billingRate"] = {"perToken": ref.billingRate.perToken}
+        model_refs.append(entry)
+    spec: dict[str, Any] = {
+        "owner": _subjects(subscription.owner),
+        "modelRefs": model_refs,
+        "priority": subscription.priority,
+    }
+    if subscription.tokenMetadata is not None:
+        spec["tokenMetadata"] = _metadata(subscription.tokenMetadata)
+    annotations = dict(subscription.annotations)
+    unlimited = [naming.qualified(r.namespace, r.name) for r in refs if r.unlimited]
+    if unlimited:
+        annotations[naming.UNLIMITED_MODELS_ANNOTATION] = ",".join(unlimited)
+    tenant = _tenant_of_namespace(subscription.namespace)
+    return _maas_object("MaaSSubscription", subscription.name, subscription.namespace, tenant, annotations, spec)
+
+
+def _maas_object(kind: str, name: str, namespace: str, tenant: str, annotations: dict, spec: dict) -> dict[str, Any]:
+    return k8s_object(
+        naming.MAAS_API_VERSION,
+        kind,
+        name,
+        namespace,
+        labels=naming.tenant_labels(tenant),
+        annotations=dict(sorted(annotations.items())),
+        spec=spec,
+    )
+
+
+def _tenant_of_namespace(namespace: str) -> str:
+    """Auth policies and subscriptions live in their tenant's namespace (checked by the configuration)."""
+    return namespace.removeprefix(naming.TENANT_NAMESPACE_PREFIX)
+
+
+def _model_refs(refs: Iterable[ModelKey]) -> list[dict[str, str]]:
+    return [{"name": r.name, "namespace": r.namespace} for r in sorted(refs, key=lambda r: (r.namespace, r.name))]
+
+
+def _subjects(subjects: Subjects) -> dict[str, list]:
+    """Both lists always present: the CRD's CEL rule reads `size(self.groups)` and `size(self.users)`."""
+    return {
+        "groups": [{"name": name} for name in sorted({g.name for g in subjects.groups})],
+        "users": sorted(set(subjects.users)),
+    }
+
+
+def _metadata(metadata: Metadata) -> dict[str, Any]:
+    fields = {"organizationId": metadata.organizationId, "costCenter": metadata.costCenter}
+    result: dict[str, Any] = {key: value for key, value in fields.items() if value is not None}
+    if metadata.labels:
+        result["labels"] = dict(sorted(metadata.labels.items()))
+    return result
+
+
+# ------------------------------------------------------------------------------------------------ statuses
+
+
+def _governed_models(config: MaasConfig) -> dict[str, set[str]]:
+    """Per model key, which of `subscription` and `authPolicy` reference it (seed 004 governance)."""
+    governed: dict[str, set[str]] = {}
+    for what, entries in (("subscription", config.subscriptions), ("authPolicy", config.authPolicies)):
+        for entry in entries:
+            for ref in entry.modelRefs:
+                governed.setdefault(ref.key, set()).add(what)
+    return governed
+
+
+def model_facts(config: MaasConfig, model: ModelConfig, governed_by: set[str]) -> ModelFacts:
+    """What the status of `model` depends on in configuration (the cluster supplies the rest)."""
+    route = route_of(config, model)
+    return ModelFacts(
+        name=model.name,
+        namespace=model.namespace,
+        kind=model.modelRef.kind,
+        backend=model.modelRef.name,
+        route_name=route.name,
+        route_namespace=route.namespace,
+        gateway_name=route.gateway_name,
+        gateway_namespace=route.gateway_namespace,
+        route_hostnames=route.hostnames,
+        gateway_hostname=tenant_of(config, model).gateway_hostname(config.platform),
+        endpoint_override=model.endpointOverride,
+        alias=model.modelAlias,
+        governed_by=tuple(sorted(governed_by)),
+    )
+
+
+def _references_status(refs: Iterable[ModelKey], phases: dict[str, str]) -> tuple[str, dict[str, str], list]:
+    """Phase, Ready condition and per-reference entries of a subscription or auth policy (upstream vector 11).
+
+    `phases`: each configured model's phase. A model that is not configured, or whose backend is `Failed`, cannot
+    serve this entry; a `Pending` model still can once it is ready (its policies are in place already)."""
+    refs = sorted(refs, key=lambda r: (r.namespace, r.name))
+    entries, unusable = [], []
+    for ref in refs:
+        entry: dict[str, Any] = {"name": ref.name, "namespace": ref.namespace}
+        phase = phases.get(ref.key)
+        if phase is None:
+            entry |= {"ready": False, "reason": "NotFound", "message": f"model {ref.key} is not in maas:models"}
+        elif phase == "Failed":
+            entry |= {"ready": False, "reason": "BackendNotReady", "message": f"model {ref.key} is Failed"}
+        else:
+            entry |= {"ready": True, "reason": "Valid"}
+        if not entry["ready"]:
+            unusable.append(f"{ref.key} ({'not in maas:models' if phase is None else 'Failed'})")
+        entries.append(entry)
+    if not unusable:
+        return "Active", condition("Ready", "True", "Reconciled", "all referenced models exist"), entries
+    text = f"models that cannot serve: {', '.join(unusable)}"
+    if len(unusable) < len(refs):
+        return "Degraded", condition("Ready", "False", "PartialFailure", text), entries
+    return "Failed", condition("Ready", "False", "ReconcileFailed", text), entries
+
+
+def subscription_status(config: MaasConfig, subscription: SubscriptionConfig, phases: dict[str, str]) -> dict[str, Any]:
+    """Phase by unusable models, one ready token-limit entry per configured model, and the rate-limit identity.
+
+    `rateLimitIdentity` is a 3.6 status field (seed 002) that the mirror CRD lacks; the API server prunes it there.
+    """
+    phase, ready, entries = _references_status(subscription.modelRefs, phases)
+    models = config.models_by_key
+    limits = []
+    for ref in sorted(subscription.modelRefs, key=lambda r: (r.namespace, r.name)):
+        if ref.key in models:
+            model = models[ref.key]
+            limits.append(
+                {
+                    "model": model.name,
+                    "name": naming.trlp_name(model.name),
+                    "namespace": model.route_namespace,
+                    "ready": True,
+                    "reason": "Reconciled",
+                }
+            )
+    return {
+        "phase": phase,
+        "conditions": [ready],
+        "modelRefStatuses": entries,
+        "tokenRateLimitStatuses": limits,
+        "rateLimitIdentity": subscription.rateLimitIdentity,
+    }
+
+
+def auth_policy_status(policy: AuthPolicyConfig, phases: dict[str, str]) -> dict[str, Any]:
+    phase, ready, _ = _references_status(policy.modelRefs, phases)
+    return {"phase": phase, "conditions": [ready]}
+
+
+# --------------------------------------------------------------------------------------- dependencies, outputs
+
+
+def _gateway_auth_policy(config: MaasConfig, gateway: str) -> str:
+    name = naming.gateway_auth_policy_name(gateway, config.platform.gateway.name)
+    return object_identity("AuthPolicy", config.platform.gateway.namespace, name)
+
+
+def _model_policies(model: ModelConfig) -> list[str]:
+    return [
+        object_identity("TokenRateLimitPolicy", model.route_namespace, naming.trlp_name(model.name)),
+        object_identity("AuthPolicy", model.route_namespace, naming.model_auth_policy_name(model.name)),
+    ]
+
+
+def _model_dependencies(config: MaasConfig, model: ModelConfig) -> list[str]:
+    route = route_of(config, model)
+    return [
+        object_identity("HTTPRoute", route.namespace, route.name),
+        _gateway_auth_policy(config, route.gateway_name),
+        *_model_policies(model),
+    ]
+
+
+def _referenced_models(config: MaasConfig, refs: Iterable[ModelKey]) -> list[ModelConfig]:
+    return [config.models_by_key[r.key] for r in sorted(refs, key=lambda r: r.key) if r.key in config.models_by_key]
+
+
+def _tenant_gateway_auth_policy(config: MaasConfig, namespace: str) -> str:
+    tenant = next(t for t in config.tenants if t.namespace == namespace)
+    return _gateway_auth_policy(config, tenant.gateway_name(config.platform))
+
+
+def _subscription_dependencies(config: MaasConfig, subscription: SubscriptionConfig) -> list[str]:
+    models = _referenced_models(config, subscription.modelRefs)
+    trlps = [_model_policies(m)[0] for m in models]
+    return [_tenant_gateway_auth_policy(config, subscription.namespace), *trlps]
+
+
+def _auth_policy_dependencies(config: MaasConfig, policy: AuthPolicyConfig) -> list[str]:
+    models = _referenced_models(config, policy.modelRefs)
+    return [_tenant_gateway_auth_policy(config, policy.namespace), *(_model_policies(m)[1] for m in models)]
+
+
+def _model_outputs(model: ModelConfig, status: dict[str, Any]) -> dict[str, Any]:
+    outputs: dict[str, Any] = {"endpoint": status["endpoint"], "phase": status["phase"]}
+    details = model_details(model.annotations)
+    if details is not None:
+        outputs["modelDetails"] = details
+    return outputs
+
+
+def _no_endpoint_warning(model: ModelConfig) -> str:
+    return (
+        f"model {model.key}: no endpoint can be derived from configuration, so maas-api lists it without a URL; "
+        "set route.hostnames, the tenant's gateway.hostname, platform.gateway.hostname or endpointOverride"
+    )

@@ -1,0 +1,156 @@
+"""MaaSAuthPolicies to one AuthPolicy per model, plus each tenant's gateway policies (`reference/access.md`).
+
+A model's route-level policy adds one authorization rule, `model-access`, to the rules its tenant's gateway
+policy merges in: the caller must be in one of the granted groups or be one of the granted users. Grants of
+every MaaSAuthPolicy that references the model are unioned, so the policy changes only when the set of
+admitted groups and users does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ... import naming
+from ...config import MaasConfig, ModelConfig
+from ..desired import Desired, Plan
+from ..models.routing import route_policy
+from .gateway_auth import HAS_KEY_METADATA, tenant_gateway_objects
+
+# Caller groups and username from the sources the gateway policy uses (API key validation, else OIDC claims,
+# else the TokenReview user). Unlike gateway_auth.CALLER_GROUPS/CALLER_USERNAME, which reproduce upstream
+# verbatim, every attribute is guarded: a caller that lacks them is denied, not an evaluation error.
+KEY_METADATA = "auth.metadata.apiKeyValidation"
+GUARDED_CALLER_GROUPS = (
+    f"({HAS_KEY_METADATA} ? (has({KEY_METADATA}.groups) ? {KEY_METADATA}.groups : []) : "
+    "(has(auth.identity.groups) ? auth.identity.groups : "
+    "((has(auth.identity.user) && has(auth.identity.user.groups)) ? auth.identity.user.groups : [])))"
+)
+GUARDED_CALLER_USERNAME = (
+    f'({HAS_KEY_METADATA} ? (has({KEY_METADATA}.username) ? {KEY_METADATA}.username : "") : '
+    "(has(auth.identity.preferred_username) ? auth.identity.preferred_username : "
+    "(has(auth.identity.sub) ? auth.identity.sub : "
+    '((has(auth.identity.user) && has(auth.identity.user.username)) ? auth.identity.user.username : ""))))'
+)
+RULE = "model-access"
+
+
+def cel_list(values: Iterable[str]) -> str:
+    """A CEL list literal of strings; JSON string escaping is valid CEL."""
+    return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in values) + "]"
+
+
+def model_access_predicate(groups: Iterable[str], users: Iterable[str]) -> str:
+    """True exactly when the caller is in one of `groups` or is one of `users` (both de-duplicated, sorted)."""
+    clauses = []
+    if groups := sorted(set(groups)):
+        clauses.append(f"{GUARDED_CALLER_GROUPS}.exists(g, g in {cel_list(groups)})")
+    if users := sorted(set(users)):
+        clauses.append(f"{GUARDED_CALLER_USERNAME} in {cel_list(users)}")
+    return " || ".join(clauses) if clauses else "false"
+
+
+@dataclass
+class Grant:
+    """Who may call one model, and which MaaSAuthPolicies say so."""
+
+    groups: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    users: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+
+    @property
+    def policies(self) -> list[str]:
+        return sorted(set().union(*self.groups.values(), *self.users.values()))
+
+    def output(self) -> dict[str, Any]:
+        return {
+            "groups": {g: sorted(self.groups[g]) for g in sorted(self.groups)},
+            "users": {u: sorted(self.users[u]) for u in sorted(self.users)},
+        }
+
+
+def model_auth_policy(model: ModelConfig, grant: Grant) -> dict:
+    """The `maas-auth-{model}` object in the route namespace, targeting the model's HTTPRoute."""
+    predicate = model_access_predicate(grant.groups, grant.users)
+    rule = {"patternMatching": {"patterns": [{"predicate": predicate}]}, "metrics": False, "priority": 0}
+    return route_policy(
+        model,
+        naming.AUTH_POLICY_API_VERSION,
+        "AuthPolicy",
+        naming.model_auth_policy_name(model.name),
+        "maas-auth-policy",
+        "auth-policy",
+        {naming.AUTH_POLICIES_ANNOTATION: ",".join(grant.policies)},
+        rules={"authorization": {RULE: rule}},
+    )
+
+
+@dataclass(frozen=True)
+class AccessPlan:
+    grants: dict[str, Grant]  # model key -> grant, for models that at least one MaaSAuthPolicy references
+    policies: dict[str, dict]  # model key -> AuthPolicy body
+    warnings: list[str]
+
+
+def plan_model_access(config: MaasConfig) -> AccessPlan:
+    """Every per-model AuthPolicy of the configuration, and warnings for references to unknown models."""
+    models = config.models_by_key
+    grants: dict[str, Grant] = defaultdict(Grant)
+    warnings = []
+    for policy in config.authPolicies:
+        for ref in policy.modelRefs:
+            if ref.key not in models:
+                warnings.append(
+                    f"auth policy {policy.key}: model {ref.key} is not in maas:models, so it grants no access "
+                    "there; add the model or remove the reference"
+                )
+                continue
+            grant = grants[ref.key]
+            for group in policy.subjects.groups:
+                grant.groups[group.name].add(policy.key)
+            for user in policy.subjects.users:
+                grant.users[user].add(policy.key)
+    policies = {key: model_auth_policy(models[key], grants[key]) for key in sorted(grants)}
+    return AccessPlan(dict(grants), policies, warnings + _unusable_subscriptions(config, grants))
+
+
+def _unusable_subscriptions(config: MaasConfig, grants: dict[str, Grant]) -> list[str]:
+    """A subscription whose owners no auth policy admits to a model is dead weight there: its callers get 403.
+    Usually a forgotten `maas:authPolicies` entry, so say which."""
+    warnings = []
+    for subscription in sorted(config.subscriptions, key=lambda s: s.key):
+        owners_groups = {group.name for group in subscription.owner.groups}
+        owners_users = set(subscription.owner.users)
+        for ref in sorted(subscription.modelRefs, key=lambda r: r.key):
+            if ref.key not in config.models_by_key:
+                continue
+            grant = grants.get(ref.key, Grant())
+            if not (owners_groups & set(grant.groups) or owners_users & set(grant.users)):
+                warnings.append(
+                    f"subscription {subscription.key}: no maas:authPolicies entry admits its owners to model "
+                    f"{ref.key}, so its callers get 403 there; grant them access or drop the model reference"
+                )
+    return warnings
+
+
+def add_access_control(config: MaasConfig, plan: Plan) -> None:
+    """Gateway policies under each tenant, per-model policies and their `access` outputs under each model."""
+    for tenant in config.tenants:
+        auth, deny = (Desired(body) for body in tenant_gateway_objects(config, tenant))
+        plan.add("Tenant", tenant.name, auth, deny)
+        outputs = plan.owner("Tenant", tenant.name).outputs
+        outputs["gatewayAuthPolicy"], outputs["defaultDenyPolicy"] = auth.logical_name, deny.logical_name
+    access = plan_model_access(config)
+    for model in config.models:
+        owner = plan.owner("Model", model.key)
+        policy = access.policies.get(model.key)
+        if policy is not None:
+            owner.objects.append(Desired(policy))
+        grant = access.grants.get(model.key, Grant())
+        owner.outputs["access"] = {
+            "authPolicy": None if policy is None else Desired(policy).logical_name,
+            **grant.output(),
+        }
+    plan.warnings.extend(access.warnings)

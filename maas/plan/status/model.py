@@ -1,0 +1,355 @@
+"""MaaSModelRef status: seed 004 and upstream 3.1-3.4, from configuration and what was observed of the cluster.
+
+maas-api lists a model only when its phase is `Ready`, so the phase must be true of the cluster, not of the
+intent: `Failed` when the backend does not exist or its route serves another Gateway, `Pending` while the route
+is missing or not accepted, the backend not ready or the model not governed, `Ready` otherwise. Every non-Ready
+phase clears `endpoint`. When the snapshot did not look at the model's route (offline render without `--observed`,
+`platform.observe: false`) the status is the intended one, marked `RuntimeReady: Unknown/NotObserved`.
+
+The inputs are plain data (`ModelFacts`), so the status writer can judge the model again at `pulumi up`, just
+before it writes, through this same function.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ...observe import ObjectRef, Observed
+from .conditions import condition, first_condition, has_condition
+
+GOVERNANCE = ("authPolicy", "subscription")
+CONFIG_KEYS = {"authPolicy": "maas:authPolicies", "subscription": "maas:subscriptions"}
+NOT_OBSERVED = (
+    "not observed: Pulumi publishes this status from configuration at `pulumi up` and does not watch the backend"
+)
+# Upstream's address preference for an LLMInferenceService's external URL (providers_llmisvc.go).
+PREFERRED_ADDRESSES = ("gateway-external-model-routing", "gateway-external")
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """What configuration says of one model and its governance: everything the status needs besides the cluster."""
+
+    name: str
+    namespace: str
+    kind: str  # LLMInferenceService | ExternalModel
+    backend: str
+    route_name: str
+    route_namespace: str
+    gateway_name: str
+    gateway_namespace: str
+    route_hostnames: tuple[str, ...] = ()
+    gateway_hostname: str | None = None
+    endpoint_override: str | None = None
+    alias: str | None = None
+    governed_by: tuple[str, ...] = ()
+
+    def to_inputs(self) -> dict[str, Any]:
+        return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
+
+    @classmethod
+    def from_inputs(cls, inputs: Mapping[str, Any]) -> ModelFacts:
+        values = dict(inputs)
+        for key in ("route_hostnames", "governed_by"):
+            values[key] = tuple(values.get(key) or ())
+        return cls(**values)
+
+    @property
+    def governed(self) -> bool:
+        return set(self.governed_by) == set(GOVERNANCE)
+
+
+def observation_needed(facts: ModelFacts) -> tuple[ObjectRef, ...]:
+    """The objects `model_status` reads: the route, the Gateway, and the LLMInferenceService."""
+    refs = [
+        ObjectRef("HTTPRoute", facts.route_namespace, facts.route_name),
+        ObjectRef("Gateway", facts.gateway_namespace, facts.gateway_name),
+    ]
+    if facts.kind == "LLMInferenceService":
+        refs.append(ObjectRef("LLMInferenceService", facts.namespace, facts.backend))
+    return tuple(refs)
+
+
+def settling(facts: ModelFacts, observed: Observed) -> bool:
+    """Whether a governed model waits only for its route (absent or not yet accepted): a route this `pulumi up`
+    just created, which the Gateway accepts within seconds, so the status writer waits a little before it writes."""
+    route = observed.lookup("HTTPRoute", facts.route_namespace, facts.route_name)
+    if not facts.governed or route.state == "unknown":
+        return False
+    return route.object is None or (_references_gateway(route.object, facts) and not _accepted(route.object, facts))
+
+
+def model_status(facts: ModelFacts, observed: Observed) -> dict[str, Any]:
+    route = observed.lookup("HTTPRoute", facts.route_namespace, facts.route_name)
+    backend = observed.lookup("LLMInferenceService", facts.namespace, facts.backend)
+    if route.state == "unknown" or (facts.kind == "LLMInferenceService" and backend.state == "unknown"):
+        return _intended(facts)
+    return _observed(facts, route.object, backend.object, observed.lookup("Gateway", *_gateway(facts)).object)
+
+
+# -------------------------------------------------------------------------------------------- intended
+
+
+def _intended(facts: ModelFacts) -> dict[str, Any]:
+    """Without observation: `Ready` when governed, the endpoint from configuration (upstream 3.3 without status)."""
+    ready = facts.governed
+    endpoint = (facts.endpoint_override or _configured_endpoint(facts) or "") if ready else ""
+    route = {"name": facts.route_name, "hostnames": list(facts.route_hostnames), "gateway": _gateway(facts)}
+    ready_condition = (
+        condition("Ready", "True", "Reconciled", "governed; published by Pulumi")
+        if ready
+        else condition("Ready", "False", "BackendNotReady", "waiting for a subscription and an auth policy")
+    )
+    conditions = [
+        _governance_condition(facts),
+        ready_condition,
+        condition("RuntimeReady", "Unknown", "NotObserved", NOT_OBSERVED),
+    ]
+    return _status(facts, "Ready" if ready else "Pending", endpoint, route, conditions)
+
+
+def _configured_endpoint(facts: ModelFacts) -> str | None:
+    named = (h for h in facts.route_hostnames if not h.startswith("*."))  # a wildcard names no host to call
+    host = next(named, None) or facts.gateway_hostname
+    return None if host is None else _endpoint_on(facts, host)
+
+
+def _endpoint_on(facts: ModelFacts, host: str) -> str:
+    """LLMInferenceService endpoints carry the MaaSModelRef name as path; ExternalModel endpoints are the host."""
+    return f"https://{host}" if facts.kind == "ExternalModel" else f"https://{host}/{facts.name}"
+
+
+# -------------------------------------------------------------------------------------------- observed
+
+
+def _observed(
+    facts: ModelFacts,
+    route: Mapping[str, Any] | None,
+    backend: Mapping[str, Any] | None,
+    gateway: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    if facts.kind == "LLMInferenceService" and backend is None:
+        return _failed(facts, None, f"LLMInferenceService {facts.namespace}/{facts.backend} not found")
+    if route is None:
+        where = f"{facts.route_namespace}/{facts.route_name}"
+        return _pending(facts, None, f"HTTPRoute {where} does not exist yet", runtime=None)
+    if not _references_gateway(route, facts):
+        found = "/".join(_first_parent(route, facts) or ("", ""))
+        return _failed(
+            facts,
+            route,
+            f"HTTPRoute {facts.route_namespace}/{facts.route_name} does not reference gateway "
+            f"{facts.gateway_namespace}/{facts.gateway_name} (found: {found})",
+        )
+    problems = _runtime_problems(facts, route, backend)
+    if problems:
+        return _pending(facts, route, "; ".join(problems), runtime="; ".join(problems))
+    if not facts.governed:
+        return _pending(facts, route, "waiting for a subscription and an auth policy", runtime="")
+    endpoint = facts.endpoint_override or _discovered_endpoint(facts, route, backend, gateway)
+    conditions = [
+        _governance_condition(facts),
+        condition("Ready", "True", "Reconciled", "governed, backend ready and route accepted"),
+        _runtime_condition(""),
+    ]
+    return _status(facts, "Ready", endpoint, _route_fields(facts, route), conditions, backend)
+
+
+def _failed(facts: ModelFacts, route: Mapping[str, Any] | None, message: str) -> dict[str, Any]:
+    conditions = [
+        _governance_condition(facts),
+        condition("Ready", "False", "ReconcileFailed", message),
+        _runtime_condition(message),
+    ]
+    return _status(facts, "Failed", "", _route_fields(facts, route), conditions)
+
+
+def _pending(facts: ModelFacts, route: Mapping[str, Any] | None, message: str, runtime: str | None) -> dict[str, Any]:
+    """`runtime`: None when the runtime could not be judged (no route yet), "" when healthy, else its problem."""
+    conditions = [_governance_condition(facts), condition("Ready", "False", "BackendNotReady", message)]
+    if runtime is not None:
+        conditions.append(_runtime_condition(runtime))
+    return _status(facts, "Pending", "", _route_fields(facts, route), conditions)
+
+
+def _status(
+    facts: ModelFacts,
+    phase: str,
+    endpoint: str,
+    route: dict[str, Any] | None,
+    conditions: list[dict[str, str]],
+    backend: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Every non-Ready phase has no endpoint (upstream `TestReconcile_EndpointOverride`); route fields only when
+    the route exists."""
+    status: dict[str, Any] = {"phase": phase, "endpoint": endpoint if phase == "Ready" else ""}
+    if route is not None:
+        status.update(
+            {
+                "httpRouteName": route["name"],
+                "httpRouteNamespace": facts.route_namespace,
+                "httpRouteGatewayName": route["gateway"][1],
+                "httpRouteGatewayNamespace": route["gateway"][0],
+                "httpRouteHostnames": route["hostnames"],
+            }
+        )
+    status["conditions"] = conditions
+    alias = _alias(facts, backend)
+    if alias is not None:
+        status["resolvedModelAlias"] = alias
+    return status
+
+
+def _governance_condition(facts: ModelFacts) -> dict[str, str]:
+    missing = sorted(set(GOVERNANCE) - set(facts.governed_by))
+    if not missing:
+        return condition("GovernanceAttached", "True", "GovernancePaired", "a subscription and an auth policy apply")
+    names = " and ".join(CONFIG_KEYS[what] for what in missing)
+    return condition("GovernanceAttached", "False", "NoPairingFound", f"no entry of {names} references this model")
+
+
+def _runtime_condition(problem: str) -> dict[str, str]:
+    if not problem:
+        return condition("RuntimeReady", "True", "RuntimeHealthy", "backend ready and route accepted")
+    return condition("RuntimeReady", "False", "RuntimeHealthFailure", problem)
+
+
+def _alias(facts: ModelFacts, backend: Mapping[str, Any] | None) -> str | None:
+    """ExternalModel: its name. LLMInferenceService: configuration's `modelAlias`, else the first served model
+    name KServe reports (`status.addresses[].models[0].name`)."""
+    if facts.kind == "ExternalModel":
+        return facts.backend
+    if facts.alias is not None:
+        return facts.alias
+    for address in _addresses(backend):
+        models = address.get("models") or ()
+        if models and models[0].get("name"):
+            return models[0]["name"]
+    return None
+
+
+# ----------------------------------------------------------------------------------------- route and gateway
+
+
+def _gateway(facts: ModelFacts) -> tuple[str, str]:
+    return facts.gateway_namespace, facts.gateway_name
+
+
+def _parent(ref: Mapping[str, Any], route_namespace: str) -> tuple[str, str]:
+    return ref.get("namespace") or route_namespace, ref.get("name", "")
+
+
+def _references_gateway(route: Mapping[str, Any], facts: ModelFacts) -> bool:
+    parents = (route.get("spec") or {}).get("parentRefs") or ()
+    return any(_parent(ref, facts.route_namespace) == _gateway(facts) for ref in parents)
+
+
+def _first_parent(route: Mapping[str, Any], facts: ModelFacts) -> tuple[str, str] | None:
+    parents = (route.get("spec") or {}).get("parentRefs") or ()
+    return _parent(parents[0], facts.route_namespace) if parents else None
+
+
+def _route_fields(facts: ModelFacts, route: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The observed route's name, the gateway it serves (the expected one, else its first parent) and hostnames."""
+    if route is None:
+        return None
+    gateway = _gateway(facts) if _references_gateway(route, facts) else _first_parent(route, facts) or ("", "")
+    hostnames = list((route.get("spec") or {}).get("hostnames") or ())
+    return {"name": facts.route_name, "gateway": gateway, "hostnames": hostnames}
+
+
+def _accepted(route: Mapping[str, Any], facts: ModelFacts) -> bool:
+    """The Gateway accepted the route: its `status.parents` entry for our Gateway has `Accepted=True`."""
+    for parent in (route.get("status") or {}).get("parents") or ():
+        ref = parent.get("parentRef") or {}
+        if _parent(ref, facts.route_namespace) == _gateway(facts) and has_condition(parent, "Accepted", "True"):
+            return True
+    return False
+
+
+def _runtime_problems(facts: ModelFacts, route: Mapping[str, Any], backend: Mapping[str, Any] | None) -> list[str]:
+    problems = []
+    if backend is not None and not has_condition(backend.get("status") or {}, "Ready", "True"):
+        ready = first_condition(backend.get("status") or {}, "Ready")
+        why = f": {ready.get('message') or ready.get('reason')}" if ready else ""
+        problems.append(f"LLMInferenceService {facts.namespace}/{facts.backend} is not Ready{why}")
+    if not _accepted(route, facts):
+        problems.append(
+            f"HTTPRoute {facts.route_namespace}/{facts.route_name} is not yet accepted by gateway "
+            f"{facts.gateway_namespace}/{facts.gateway_name}"
+        )
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------- endpoint
+
+
+def _addresses(backend: Mapping[str, Any] | None) -> tuple[Mapping[str, Any], ...]:
+    return tuple(((backend or {}).get("status") or {}).get("addresses") or ())
+
+
+def _discovered_endpoint(
+    facts: ModelFacts,
+    route: Mapping[str, Any],
+    backend: Mapping[str, Any] | None,
+    gateway: Mapping[str, Any] | None,
+) -> str:
+    """Upstream 3.3: the LLMInferenceService's own URLs first, then the route's first hostname, then the Gateway's
+    first listener hostname, Hostname-type address, or first address."""
+    hostnames = list((route.get("spec") or {}).get("hostnames") or ())
+    if facts.kind == "LLMInferenceService":
+        found = llmisvc_endpoint(backend or {}, hostnames)
+        if found:
+            return found
+    if hostnames:
+        return _endpoint_on(facts, hostnames[0])
+    host = _gateway_host(gateway)
+    return "" if host is None else _endpoint_on(facts, host)
+
+
+def llmisvc_endpoint(backend: Mapping[str, Any], hostnames: Iterable[str]) -> str:
+    """`getEndpointFromLLMISvc`: the preferred named address (restricted to the route's hostnames when it has
+    some, https first); with no hostnames, the first base-path address, `status.url`, then any URL; else ""."""
+    hosts = {h.lower() for h in hostnames}
+    addresses = _addresses(backend)
+    for wanted in PREFERRED_ADDRESSES:
+        urls = [
+            a["url"]
+            for a in addresses
+            if a.get("name") == wanted and a.get("url") and (not hosts or _host(a["url"]) in hosts)
+        ]
+        if urls:
+            return next((u for u in urls if u.startswith("https://")), urls[0])
+    if hosts:
+        return ""
+    urls = [a["url"] for a in addresses if a.get("url")]
+    url = ((backend.get("status") or {}).get("url")) or ""
+    base = [u for u in urls if _path(u) in ("", "/")]
+    if base:
+        return base[0]
+    if url and _path(url) in ("", "/"):
+        return url
+    return urls[0] if urls else url
+
+
+def _host(url: str) -> str:
+    return (urllib.parse.urlsplit(url).hostname or "").lower()
+
+
+def _path(url: str) -> str:
+    return urllib.parse.urlsplit(url).path
+
+
+def _gateway_host(gateway: Mapping[str, Any] | None) -> str | None:
+    if gateway is None:
+        return None
+    for listener in (gateway.get("spec") or {}).get("listeners") or ():
+        if listener.get("hostname"):
+            return listener["hostname"]
+    addresses = (gateway.get("status") or {}).get("addresses") or ()
+    named = [a["value"] for a in addresses if a.get("type") == "Hostname" and a.get("value")]
+    values = [a["value"] for a in addresses if a.get("value")]
+    return (named or values or [None])[0]

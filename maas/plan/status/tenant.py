@@ -1,0 +1,153 @@
+"""MaasTenantConfig status (seed 000, upstream-platform.md §3.3 decision table, §6): the tenant platform's phase.
+
+`Pending` while a dependency CRD or the maas-api Deployment is not available, `Failed` without the
+`maas-db-config` Secret, `Active` once maas-api is available, `Degraded` when the program has warnings for the
+tenant. Written after the maas-api Deployment is awaited, and judged again at that moment on the live cluster.
+Without observation the status is the intended one, marked `NotObserved`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ...observe import KINDS, ObjectRef, Observed
+from .conditions import condition, first_condition
+
+DB_SECRET = "maas-db-config"
+NOT_OBSERVED = "not observed: Pulumi publishes this status from configuration"
+
+
+@dataclass(frozen=True)
+class TenantFacts:
+    tenant: str
+    infra_namespace: str
+    deployment: str  # the tenant's maas-api Deployment in the infra namespace
+    crd_kinds: tuple[str, ...] = ()  # custom kinds the tenant's platform writes
+    warnings: tuple[str, ...] = ()  # the program's warnings that make the tenant Degraded
+
+    def to_inputs(self) -> dict[str, Any]:
+        return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
+
+    @classmethod
+    def from_inputs(cls, inputs: Mapping[str, Any]) -> TenantFacts:
+        values = dict(inputs)
+        for key in ("crd_kinds", "warnings"):
+            values[key] = tuple(values.get(key) or ())
+        return cls(**values)
+
+
+def observation_needed(facts: TenantFacts) -> tuple[ObjectRef, ...]:
+    crds = [ObjectRef("CustomResourceDefinition", None, KINDS[kind].crd_name) for kind in facts.crd_kinds]
+    return (
+        ObjectRef("Deployment", facts.infra_namespace, facts.deployment),
+        ObjectRef("Secret", facts.infra_namespace, DB_SECRET),
+        *crds,
+    )
+
+
+def tenant_status(facts: TenantFacts, observed: Observed) -> dict[str, Any]:
+    deployment = observed.lookup("Deployment", facts.infra_namespace, facts.deployment)
+    secret = observed.lookup("Secret", facts.infra_namespace, DB_SECRET)
+    if deployment.state == "unknown" or secret.state == "unknown":
+        return _intended(facts)
+    missing = [kind for kind in facts.crd_kinds if observed.installed(kind) is False]
+    if missing:
+        return _dependencies_missing(facts, missing)
+    if secret.object is None:
+        return _prerequisites_missing(facts)
+    problem = _deployment_problem(facts, deployment.object)
+    if problem:
+        return _status(
+            facts,
+            "Pending",
+            condition("Ready", "False", "DeploymentsNotReady", problem),
+            _dependencies_met(),
+            _prerequisites_met(),
+            condition("DeploymentsAvailable", "False", "DeploymentsNotReady", problem),
+            _degraded(facts),
+        )
+    return _status(
+        facts,
+        "Degraded" if facts.warnings else "Active",
+        condition("Ready", "True", "Reconciled", "platform applied and maas-api available"),
+        _dependencies_met(),
+        _prerequisites_met(),
+        condition("DeploymentsAvailable", "True", "DeploymentsReady", f"Deployment {facts.deployment} is available"),
+        _degraded(facts),
+    )
+
+
+def _intended(facts: TenantFacts) -> dict[str, Any]:
+    unknown = condition("DependenciesAvailable", "Unknown", "NotObserved", NOT_OBSERVED)
+    return _status(
+        facts,
+        "Degraded" if facts.warnings else "Active",
+        condition("Ready", "True", "Reconciled", "platform applied by Pulumi"),
+        unknown,
+        condition("MaaSPrerequisitesAvailable", "Unknown", "NotObserved", NOT_OBSERVED),
+        condition("DeploymentsAvailable", "Unknown", "NotObserved", NOT_OBSERVED),
+        _degraded(facts),
+    )
+
+
+def _dependencies_missing(facts: TenantFacts, kinds: list[str]) -> dict[str, Any]:
+    text = "CRDs not installed: " + ", ".join(KINDS[kind].crd_name for kind in kinds)
+    return _status(
+        facts,
+        "Pending",
+        condition("Ready", "False", "DependenciesNotAvailable", text),
+        condition("DependenciesAvailable", "False", "DependencyMissing", text),
+        condition("MaaSPrerequisitesAvailable", "Unknown", "DependenciesNotMet", text),
+        condition("DeploymentsAvailable", "False", "DependenciesNotMet", text),
+        condition("Degraded", "False", "DependenciesNotMet", text),
+    )
+
+
+def _prerequisites_missing(facts: TenantFacts) -> dict[str, Any]:
+    text = f"Secret {facts.infra_namespace}/{DB_SECRET} (maas-api's database) does not exist"
+    return _status(
+        facts,
+        "Failed",
+        condition("Ready", "False", "PrerequisitesNotMet", text),
+        _dependencies_met(),
+        condition("MaaSPrerequisitesAvailable", "False", "PrerequisitesMissing", text),
+        condition("DeploymentsAvailable", "False", "PrerequisitesMissing", text),
+        condition("Degraded", "True", "PrerequisitesMissing", text),
+    )
+
+
+def _dependencies_met() -> dict[str, str]:
+    return condition("DependenciesAvailable", "True", "DependenciesMet", "every CRD the platform writes is installed")
+
+
+def _prerequisites_met() -> dict[str, str]:
+    return condition("MaaSPrerequisitesAvailable", "True", "PrerequisitesMet", f"Secret {DB_SECRET} exists")
+
+
+def _degraded(facts: TenantFacts) -> dict[str, str]:
+    if not facts.warnings:
+        return condition("Degraded", "False", "NoWarnings", "no warnings")
+    reason = "MultipleWarnings" if len(facts.warnings) > 1 else "ConfigurationWarning"
+    return condition("Degraded", "True", reason, "; ".join(facts.warnings))
+
+
+def _deployment_problem(facts: TenantFacts, deployment: Mapping[str, Any] | None) -> str:
+    """Upstream §6.2: observed generation current, and as many updated and available replicas as wanted."""
+    name = f"Deployment {facts.infra_namespace}/{facts.deployment}"
+    if deployment is None:
+        return f"{name} does not exist"
+    status = deployment.get("status") or {}
+    wanted = (deployment.get("spec") or {}).get("replicas", 1)
+    generation = (deployment.get("metadata") or {}).get("generation", 0)
+    available = first_condition(status, "Available")
+    if status.get("observedGeneration", generation) < generation:
+        return f"{name} has not observed its latest generation yet"
+    if status.get("availableReplicas", 0) < wanted or (available is not None and available.get("status") != "True"):
+        return f"{name} has {status.get('availableReplicas', 0)} of {wanted} replicas available"
+    return ""
+
+
+def _status(facts: TenantFacts, phase: str, *conditions: dict[str, str]) -> dict[str, Any]:
+    return {"phase": phase, "conditions": list(conditions), "infraNamespace": facts.infra_namespace}

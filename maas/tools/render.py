@@ -1,0 +1,184 @@
+"""Run the Pulumi program offline under the SDK's mock engine and record everything it registers.
+
+This is what `python -m maas render` prints and what the program tests assert on: the real program, with a
+monitor that keeps each registration's inputs and options instead of sending them to an engine.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime import rpc
+from pulumi.runtime.mocks import MockMonitor
+from pulumi.runtime.sync_await import _sync_await
+
+from ..deploy.status_writer import rendered_status
+from ..observe import Observed
+from ..plan.desired import Plan
+
+STATUS_TYPE = "pulumi-python:dynamic:Resource"
+
+PROJECT = "maas"
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One RegisterResource call: what the engine would receive for that resource."""
+
+    type: str
+    name: str
+    urn: str
+    parent: str
+    custom: bool
+    inputs: dict[str, Any]
+    retain_on_delete: bool
+    ignore_changes: tuple[str, ...]
+    provider: str
+    dependencies: tuple[str, ...] = ()
+
+    @property
+    def is_kubernetes_object(self) -> bool:
+        return self.custom and self.type.startswith("kubernetes:")
+
+
+@dataclass
+class Rendering:
+    registrations: list[Registration] = field(default_factory=list)
+    component_outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    plan: Plan | None = None
+
+    def objects(self) -> list[dict[str, Any]]:
+        """The Kubernetes objects registered, in a stable order (kind, namespace, name), keys canonical."""
+        bodies = [canonical(r.inputs) for r in self.registrations if r.is_kubernetes_object]
+        return sorted(bodies, key=object_sort_key)
+
+    def statuses(self) -> list[dict[str, Any]]:
+        """The status writes registered (kind `{Kind}Status`, see `status_provider.rendered_status`), stable order."""
+        bodies = [canonical(rendered_status(r.inputs)) for r in self.registrations if r.type == STATUS_TYPE]
+        return sorted(bodies, key=object_sort_key)
+
+
+TOP_LEVEL_ORDER = ("apiVersion", "kind", "metadata")
+
+
+def canonical(body: dict[str, Any]) -> dict[str, Any]:
+    """The RPC layer does not keep key order: put `apiVersion, kind, metadata` first and sort every other key."""
+    first = {key: _sorted(body[key]) for key in TOP_LEVEL_ORDER if key in body}
+    rest = {key: _sorted(body[key]) for key in sorted(body) if key not in TOP_LEVEL_ORDER}
+    return {**first, **rest}
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    return value
+
+
+def object_sort_key(body: dict[str, Any]) -> tuple[str, str, str, str]:
+    metadata = body.get("metadata", {})
+    return (body["kind"], metadata.get("namespace", ""), metadata["name"], body["apiVersion"])
+
+
+class _EchoMocks(pulumi.runtime.Mocks):
+    """Resources come back with their inputs as state, as a cluster would after a successful apply."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+        return f"{args.name}-id", args.inputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
+        return {}
+
+
+class RecordingMonitor(MockMonitor):
+    """Keeps every registration, and the outputs each component registers, keyed by URN."""
+
+    def __init__(self) -> None:
+        super().__init__(_EchoMocks())
+        self.registrations: list[Registration] = []
+        self.outputs: dict[str, dict[str, Any]] = {}
+
+    def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            self.registrations.append(_registration(request, response.urn))
+        return response
+
+    def RegisterResourceOutputs(self, request):  # noqa: N802 (gRPC method name)
+        self.outputs[request.urn] = _sync_await(_deserialize(request.outputs))
+        return super().RegisterResourceOutputs(request)
+
+
+def _registration(request, urn: str) -> Registration:
+    inputs = _integral(_sync_await(_deserialize(request.object)))
+    return Registration(
+        type=request.type,
+        name=request.name,
+        urn=urn,
+        parent=request.parent,
+        custom=request.custom,
+        inputs=inputs,
+        retain_on_delete=request.retainOnDelete,
+        ignore_changes=tuple(request.ignoreChanges),
+        provider=request.provider,
+        dependencies=tuple(sorted(request.dependencies)),
+    )
+
+
+async def _deserialize(struct) -> dict[str, Any]:
+    return rpc.deserialize_properties(struct)
+
+
+def _integral(value: Any) -> Any:
+    """The RPC layer carries numbers as doubles; every number in a Kubernetes object we write is an integer."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    return value
+
+
+class _WarningCollector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def render(
+    raw_config: dict[str, Any],
+    stack: str = "dev",
+    monitor: RecordingMonitor | None = None,
+    observed: Observed | None = None,
+) -> Rendering:
+    """Run the program with `raw_config` (the `maas:` keys) under mocks against a snapshot (default: nothing
+    observed, so statuses are the intended ones); ConfigError propagates unchanged."""
+    from ..deploy.program import run
+
+    monitor = monitor or RecordingMonitor()
+    collector = _WarningCollector()
+    logger = logging.getLogger(f"maas.render.{id(monitor)}")
+    logger.propagate = False
+    logger.addHandler(collector)
+    pulumi.runtime.set_all_config({f"{PROJECT}:{key}": json.dumps(value) for key, value in raw_config.items()})
+    pulumi.runtime.set_mocks(_EchoMocks(), project=PROJECT, stack=stack, preview=False, monitor=monitor, logger=logger)
+    rendering = Rendering()
+
+    def program() -> None:
+        rendering.plan = run(observed or Observed.nothing())
+
+    pulumi.runtime.test(program)()
+    rendering.registrations = monitor.registrations
+    rendering.component_outputs = monitor.outputs
+    rendering.warnings = collector.messages
+    return rendering
