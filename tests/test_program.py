@@ -188,3 +188,16 @@ def test_render_yaml_to_directory_reaches_the_provider(dev_raw):
 def test_usage_dashboard_setting_is_not_silently_ignored(dev_raw):
     dev_raw["platform"]["usageMetricsDashboard"] = True
     assert any(w.startswith("maas:platform.usageMetricsDashboard is true, but") for w in render(dev_raw).warnings)
+
+
+def test_urns_stay_what_earlier_states_recorded(dev_rendering):
+    """A URN change makes Pulumi replace the resource: these are the URNs states written since issue 2 hold."""
+    urns = {r.urn for r in dev_rendering.registrations}
+    assert {
+        "urn:pulumi:dev::maas::pulumi:pulumi:Stack$maas:index:Model::llm/granite-7b",
+        "urn:pulumi:dev::maas::pulumi:pulumi:Stack$maas:index:Tenant::models-as-a-service",
+        "urn:pulumi:dev::maas::maas:index:Model$kubernetes:kuadrant.io/v1alpha1:TokenRateLimitPolicy::llm/maas-trlp-granite-7b",
+        "urn:pulumi:dev::maas::maas:index:Tenant$kubernetes:apps/v1:Deployment::odh-ai-gateway-infra/maas-api",
+        "urn:pulumi:dev::maas::maas:index:Platform$kubernetes:core/v1:ServiceAccount::odh-ai-gateway-infra/maas-api",
+        "urn:pulumi:dev::maas::maas:index:Model$pulumi-python:dynamic:Resource::MaaSModelRef/status/llm/granite-7b",
+    } <= urns
