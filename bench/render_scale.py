@@ -1,7 +1,8 @@
 """Benchmark (not a test): plan and render time, peak memory and TRLP size as subscriptions grow.
 
-`plan_s` is the pure computation (validate and build every object); `render_s` is the whole program under
-Pulumi's mock engine, which registers each object as a resource, as `pulumi up` would.
+`plan_s` is the pure computation (validate and build every object); `check_s` the checks the program runs on
+it before registering (identities, CRD schemas and rules, sizes; CRD files parsed cold); `render_s` is the whole
+program under Pulumi's mock engine, which registers each object as a resource, as `pulumi up` would.
 
 Each case runs in its own process so that peak RSS belongs to that case alone. Usage:
     python bench/render_scale.py                 # the whole table
@@ -68,13 +69,20 @@ def configuration(subscriptions: int, identity: str) -> dict:
 
 def one_case(subscriptions: int, identity: str) -> dict:
     from maas.config import load_config
+    from maas.observe import Observed
     from maas.plan.build import build_plan
+    from maas.plan.checks.identities import identity_issues
+    from maas.plan.checks.selfcheck import check_plan
     from maas.tools.render import render
 
     raw = configuration(subscriptions, identity)
     started = time.perf_counter()
-    objects = len(build_plan(load_config(raw)).objects())
+    plan = build_plan(load_config(raw), Observed.nothing())
     plan_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    assert identity_issues(plan) + check_plan(plan) == []
+    check_seconds = time.perf_counter() - started
+    objects = len(plan.objects())
     started = time.perf_counter()
     rendering = render(raw)
     seconds = time.perf_counter() - started
@@ -84,6 +92,7 @@ def one_case(subscriptions: int, identity: str) -> dict:
         "subscriptions": subscriptions,
         "identity": identity,
         "plan_seconds": round(plan_seconds, 2),
+        "check_seconds": round(check_seconds, 2),
         "objects": objects,
         "render_seconds": round(seconds, 2),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
@@ -98,7 +107,7 @@ def main() -> None:
     if len(sys.argv) == 3:
         print(json.dumps(one_case(int(sys.argv[1]), sys.argv[2])))
         return
-    header = "subscriptions identity  plan_s  objects  render_s  peak_rss_MiB  TRLPs  limits  TRLP_bytes_total"
+    header = "subscriptions identity  plan_s  check_s  objects  render_s  peak_rss_MiB  TRLPs  limits  TRLP_bytes_total"
     header += "  TRLP_bytes_max"
     print(header)
     for count in (100, 1000, 10000):
@@ -108,7 +117,8 @@ def main() -> None:
             )
             r = json.loads(out.stdout)
             print(
-                f"{r['subscriptions']:13d} {r['identity']:8s} {r['plan_seconds']:7.2f} {r['objects']:8d} "
+                f"{r['subscriptions']:13d} {r['identity']:8s} {r['plan_seconds']:7.2f} {r['check_seconds']:8.2f} "
+                f"{r['objects']:8d} "
                 f"{r['render_seconds']:9.2f} {r['peak_rss_mib']:13.1f} "
                 f"{r['trlps']:6d} {r['limits']:7d} {r['trlp_bytes_total']:17d} {r['trlp_bytes_max']:15d}"
             )

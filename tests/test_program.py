@@ -6,6 +6,7 @@ from collections import Counter
 
 import pulumi
 import pytest
+import yaml
 
 from maas.config import ConfigError
 from maas.tools.render import RecordingMonitor, render
@@ -128,6 +129,28 @@ def test_configuration_errors_reach_pulumi_as_one_clean_run_error(dev_raw, monke
     assert message.startswith("invalid MaaS configuration (2 problem(s)); nothing was registered:\n")
     assert "maas:platform.flavor: 'aws' is not allowed" in message and "'1d' is not a valid window" in message
     assert caught.value.__cause__ is None and caught.value.__suppress_context__
+
+
+def test_an_unreachable_cluster_reaches_pulumi_as_one_clean_run_error(dev_raw, monkeypatch):
+    """`pulumi preview` reads the cluster of `platform.kubernetes`; nothing listens on port 9 here."""
+    from maas.deploy import program
+
+    dev_raw["platform"]["kubernetes"] = {
+        "kubeconfig": yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "gone",
+                "clusters": [{"name": "gone", "cluster": {"server": "http://127.0.0.1:9"}}],
+                "users": [{"name": "me", "user": {"token": "t"}}],
+                "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "me"}}],
+            }
+        )
+    }
+    monkeypatch.setattr(program, "raw_from_pulumi", lambda: dev_raw)
+    with pytest.raises(pulumi.RunError) as caught:
+        program.main()
+    assert "http://127.0.0.1:9" in str(caught.value) and "Traceback" not in str(caught.value)
 
 
 def test_unmanaged_policy_is_kept_but_never_changed_or_deleted(dev_raw):
