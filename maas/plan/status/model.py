@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from ...observe import ObjectRef, Observed
 from .conditions import condition, first_condition, has_condition
+from .facts import Facts
 
 GOVERNANCE = ("authPolicy", "subscription")
 CONFIG_KEYS = {"authPolicy": "maas:authPolicies", "subscription": "maas:subscriptions"}
@@ -30,7 +31,7 @@ PREFERRED_ADDRESSES = ("gateway-external-model-routing", "gateway-external")
 
 
 @dataclass(frozen=True)
-class ModelFacts:
+class ModelFacts(Facts):
     """What configuration says of one model and its governance: everything the status needs besides the cluster."""
 
     name: str
@@ -46,16 +47,6 @@ class ModelFacts:
     endpoint_override: str | None = None
     alias: str | None = None
     governed_by: tuple[str, ...] = ()
-
-    def to_inputs(self) -> dict[str, Any]:
-        return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
-
-    @classmethod
-    def from_inputs(cls, inputs: Mapping[str, Any]) -> ModelFacts:
-        values = dict(inputs)
-        for key in ("route_hostnames", "governed_by"):
-            values[key] = tuple(values.get(key) or ())
-        return cls(**values)
 
     @property
     def governed(self) -> bool:

@@ -9,33 +9,24 @@ Without observation the status is the intended one, marked `NotObserved`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from ...observe import KINDS, ObjectRef, Observed
 from .conditions import condition, first_condition
+from .facts import Facts
 
 DB_SECRET = "maas-db-config"
 NOT_OBSERVED = "not observed: Pulumi publishes this status from configuration"
 
 
 @dataclass(frozen=True)
-class TenantFacts:
+class TenantFacts(Facts):
     tenant: str
     infra_namespace: str
     deployment: str  # the tenant's maas-api Deployment in the infra namespace
     crd_kinds: tuple[str, ...] = ()  # custom kinds the tenant's platform writes
     warnings: tuple[str, ...] = ()  # the program's warnings that make the tenant Degraded
-
-    def to_inputs(self) -> dict[str, Any]:
-        return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
-
-    @classmethod
-    def from_inputs(cls, inputs: Mapping[str, Any]) -> TenantFacts:
-        values = dict(inputs)
-        for key in ("crd_kinds", "warnings"):
-            values[key] = tuple(values.get(key) or ())
-        return cls(**values)
 
 
 def observation_needed(facts: TenantFacts) -> tuple[ObjectRef, ...]:

@@ -1,0 +1,18 @@
+"""Facts: what configuration says about one status, as plain data that travels through Pulumi to the status
+writer (lists there, tuples here, so facts stay hashable and immutable)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, Self
+
+
+@dataclass(frozen=True)
+class Facts:
+    def to_inputs(self) -> dict[str, Any]:
+        return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
+
+    @classmethod
+    def from_inputs(cls, inputs: Mapping[str, Any]) -> Self:
+        return cls(**{key: tuple(value) if isinstance(value, list) else value for key, value in inputs.items()})
