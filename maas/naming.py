@@ -26,6 +26,8 @@ TENANT_NAME_LABEL = "maas.opendatahub.io/tenant-name"
 TENANT_NAMESPACE_LABEL = "maas.opendatahub.io/tenant-namespace"
 
 SUBSCRIPTIONS_ANNOTATION = "maas.opendatahub.io/subscriptions"
+# The effective rate-limit identity on each MaaSSubscription (seed 002's stamp, where a CRD prunes the status field).
+RATE_LIMIT_IDENTITY_ANNOTATION = "maas.opendatahub.io/rate-limit-identity"
 AUTH_POLICIES_ANNOTATION = "maas.opendatahub.io/auth-policies"
 CONTROLLER_MANAGED_ANNOTATION = "opendatahub.io/managed"
 # Written with `opendatahub.io/managed: "false"` in `coexist`, so that reading the object back tells this program's

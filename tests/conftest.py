@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from maas.config import load_config, raw_from_stack_file
+from maas.observe import Observed
+from maas.plan.policies.identity import effective_identities
 from maas.tools.render import Rendering, render
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,3 +64,8 @@ def owned(rendering: Rendering, component_kind: str, component_name: str) -> dic
         for r in rendering.registrations
         if r.is_kubernetes_object and r.parent == component.urn
     }
+
+
+def identities(config) -> dict[str, str]:
+    """Each subscription's rate-limit identity when nothing is observed: configuration's, else short."""
+    return effective_identities(config, Observed.nothing()).of

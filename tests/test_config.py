@@ -89,7 +89,7 @@ def test_gateways_default_to_platform_gateway_for_default_tenant_and_tenant_name
 def test_subscription_and_policy_namespaces_default_to_the_default_tenant():
     config = load_config(BASE)
     assert config.subscriptions[0].namespace == config.authPolicies[0].namespace == "models-as-a-service"
-    assert config.subscriptions[0].rateLimitIdentity == "short" and config.subscriptions[0].priority == 0
+    assert config.subscriptions[0].rateLimitIdentity is None and config.subscriptions[0].priority == 0
 
 
 SUB = "maas:subscriptions[0] (models-as-a-service/gold)"

@@ -7,6 +7,7 @@ import pytest
 from maas.config import load_config
 from maas.plan.policies import ratelimit
 from maas.plan.policies.ratelimit import Member, limit_name, limits, predicate, rate_set, short_id
+from tests.conftest import identities
 
 EXEMPT = ' && !request.url_path.endsWith("/v1/models")'
 
@@ -37,7 +38,8 @@ def policies(subscriptions, models=None, **platform):
     raw = {"models": models or [model()], "subscriptions": subscriptions}
     if platform:
         raw["platform"] = platform
-    return ratelimit.plan_rate_limits(load_config(raw))
+    config = load_config(raw)
+    return ratelimit.plan_rate_limits(config, identities(config))
 
 
 @pytest.mark.parametrize(

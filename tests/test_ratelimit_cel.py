@@ -9,18 +9,18 @@ from hypothesis import strategies as st
 from maas.config import load_config
 from maas.plan.policies.ratelimit import caller_identity, matching_limits, plan_rate_limits
 from maas.tools import cel
+from tests.conftest import identities
 
 INFERENCE = "/llm/m/v1/chat/completions"
 
 
 def every_member(config):
     """(policy, caller identity, expected limit) for each subscription on each model that has a policy."""
-    plan = plan_rate_limits(config)
-    identities = {s.key: s.rateLimitIdentity for s in config.subscriptions}
-    for subscription, output in plan.subscriptions.items():
+    plan = plan_rate_limits(config, identities(config))
+    for output in plan.subscriptions.values():
         for model, entry in output["models"].items():
             if model in plan.policies:
-                yield plan.policies[model], caller_identity(identities[subscription], entry["key"]), entry["limit"]
+                yield plan.policies[model], caller_identity(output["rateLimitIdentity"], entry["key"]), entry["limit"]
 
 
 def assert_each_subscription_matches_only_its_limit(config) -> int:
@@ -39,7 +39,7 @@ def test_dev_stack_every_subscription_matches_exactly_its_own_limit(dev_config):
 
 
 def test_strangers_match_no_limit(dev_config):
-    plan = plan_rate_limits(dev_config)
+    plan = plan_rate_limits(dev_config, identities(dev_config))
     strangers = [
         caller_identity("short", "models-as-a-service/nobody@llm/granite-7b"),
         caller_identity("legacy", "models-as-a-service/nobody@llm/granite-7b"),
@@ -52,7 +52,7 @@ def test_strangers_match_no_limit(dev_config):
 
 def test_a_short_subscription_is_not_matched_by_its_legacy_key_alone(dev_config):
     """A short-ID member must be limited by its ID: matching on its key would double count after an upgrade."""
-    plan = plan_rate_limits(dev_config)
+    plan = plan_rate_limits(dev_config, identities(dev_config))
     entry = plan.subscriptions["models-as-a-service/team-x"]["models"]["llm/llama-3-8b"]
     identity = cel.subscription_identity(key=entry["key"], rate_limit_id="")
     assert matching_limits(plan.policies["llm/llama-3-8b"], cel.request(INFERENCE, identity)) == []
@@ -61,7 +61,7 @@ def test_a_short_subscription_is_not_matched_by_its_legacy_key_alone(dev_config)
 def test_without_the_exemption_model_listing_is_limited(dev_raw):
     dev_raw["platform"]["exemptModelDiscovery"] = False
     config = load_config(dev_raw)
-    plan = plan_rate_limits(config)
+    plan = plan_rate_limits(config, identities(config))
     entry = plan.subscriptions["models-as-a-service/basic"]["models"]["llm/granite-7b"]
     identity = caller_identity("short", entry["key"])
     assert matching_limits(plan.policies["llm/granite-7b"], cel.request("/v1/models", identity)) == [entry["limit"]]

@@ -14,7 +14,7 @@ from maas.deploy.status_writer import stamp_conditions
 from maas.observe import Observed
 from maas.plan.models.resources import maas_auth_policy, maas_subscription, publish, subscription_status
 from maas.tools.render import STATUS_TYPE, render
-from tests.conftest import objects_of
+from tests.conftest import identities, objects_of
 
 # 3.6 status fields the mirror CRDs in shared/crds predate (seed 002); the API server prunes them there.
 NEWER_THAN_MIRROR = {"MaaSSubscription": {"rateLimitIdentity"}}
@@ -141,7 +141,7 @@ def ref(name, **extra):
 )
 def test_subscription_phase_by_missing_models(refs, phase, ready):
     config = sub_config(*refs)
-    status = subscription_status(config, config.subscriptions[0], {"llm/a": "Ready"})
+    status = subscription_status(config, config.subscriptions[0], {"llm/a": "Ready"}, "short")
     assert status["phase"] == phase
     [condition] = status["conditions"]
     assert (condition["type"], condition["status"], condition["reason"]) == ("Ready", *ready)
@@ -164,7 +164,7 @@ def test_subscription_phase_by_missing_models(refs, phase, ready):
 def test_a_model_whose_backend_failed_cannot_serve_the_subscription(phases, expected):
     """A Pending model still serves once it is ready (its limits are in place); a Failed one has no backend."""
     config = sub_config(ref("a"), ref("b"), models=("a", "b"))
-    status = subscription_status(config, config.subscriptions[0], phases)
+    status = subscription_status(config, config.subscriptions[0], phases, "short")
     assert (status["phase"], [e["ready"] for e in status["modelRefStatuses"]]) == expected
     failed = [e for e in status["modelRefStatuses"] if not e["ready"]]
     assert all((e["reason"], e["message"]) == ("BackendNotReady", f"model llm/{e['name']} is Failed") for e in failed)
@@ -172,7 +172,7 @@ def test_a_model_whose_backend_failed_cannot_serve_the_subscription(phases, expe
 
 def test_unlimited_reference_carries_the_largest_rate_and_an_annotation():
     config = sub_config({"name": "a", "namespace": "llm", "unlimited": True}, ref("b"), models=("a", "b"))
-    body = maas_subscription(config.subscriptions[0])
+    body = maas_subscription(config.subscriptions[0], "short")
     assert body["spec"]["modelRefs"][0] == {
         "name": "a",
         "namespace": "llm",
@@ -186,7 +186,7 @@ def test_unlimited_reference_carries_the_largest_rate_and_an_annotation():
 def test_subscription_rates_are_deduplicated_and_sorted():
     rates = [{"limit": 20, "window": "1m"}, {"limit": 100, "window": "1m"}, {"limit": 20, "window": "1m"}]
     config = sub_config(ref("a", tokenRateLimits=rates))
-    body = maas_subscription(config.subscriptions[0])
+    body = maas_subscription(config.subscriptions[0], "short")
     assert body["spec"]["modelRefs"][0]["tokenRateLimits"] == [
         {"limit": 100, "window": "1m"},
         {"limit": 20, "window": "1m"},
@@ -306,8 +306,8 @@ def test_same_configuration_in_any_order_publishes_identical_objects(dev_raw):
                 if field in entry:
                     rng.shuffle(entry[field])
     first, second = (
-        publish(load_config(dev_raw), Observed.nothing()),
-        publish(load_config(shuffled), Observed.nothing()),
+        publish(config := load_config(dev_raw), Observed.nothing(), identities(config)),
+        publish(config := load_config(shuffled), Observed.nothing(), identities(config)),
     )
     assert first.objects == second.objects
     assert first.statuses == second.statuses

@@ -24,6 +24,7 @@ from .schema import (
 )
 from .stackfile import NAMESPACE
 from .stackfile import raw_from_stack_file as raw_from_stack_file  # re-exported: callers import it from here
+from .types import SubscriptionKey
 
 ENTRY_TYPES: dict[str, type] = {
     "tenants": TenantConfig,
@@ -31,6 +32,7 @@ ENTRY_TYPES: dict[str, type] = {
     "authPolicies": AuthPolicyConfig,
     "subscriptions": SubscriptionConfig,
     "unmanaged": UnmanagedRef,
+    "acceptQuotaResets": SubscriptionKey,
 }
 KEYS = ("platform", *ENTRY_TYPES)
 

@@ -22,7 +22,9 @@ class Indexed:
     entry: object
 
     def path(self, key: str) -> str:
-        raw = self.entry.model_dump(include={"name", "namespace", "kind"})
+        raw = (
+            self.entry.model_dump(include={"name", "namespace", "kind"}) if hasattr(self.entry, "model_dump") else None
+        )
         return entry_path(key, self.index, raw)
 
 
@@ -60,6 +62,22 @@ def check_references(config: MaasConfig, positions: dict[str, list[int]], known:
         issues += _unique(items, key, lambda e: e.key, what)
         issues += _tenant_scoped(config, key, items, known)
     issues += _unique(indexed("unmanaged", config.unmanaged), "unmanaged", lambda u: u, "entry", _unmanaged_text)
+    issues += _accepted_resets(config, indexed("acceptQuotaResets", config.acceptQuotaResets))
+    return issues
+
+
+def _accepted_resets(config: MaasConfig, items: list[Indexed]) -> list[ConfigIssue]:
+    """An acceptance names a configured subscription, so a stale one cannot silently accept a future reset."""
+    known = {s.key for s in config.subscriptions}
+    issues = _unique(items, "acceptQuotaResets", lambda key: key, "accepted reset")
+    for item in items:
+        if item.entry not in known:
+            issues.append(
+                ConfigIssue(
+                    item.path("acceptQuotaResets"),
+                    f"'{item.entry}' is not in maas:subscriptions; remove it, it accepts resets of nothing",
+                )
+            )
     return issues
 
 

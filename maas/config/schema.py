@@ -34,6 +34,7 @@ from .types import (
     Strict,
     StrictBool,
     StrictStr,
+    SubscriptionKey,
     TenantName,
     Text,
     TokenLimit,
@@ -88,6 +89,7 @@ class PlatformConfig(Strict):
     controllerMode: Literal["absent", "coexist"] = "absent"
     awaitCustomResources: StrictBool = False
     observe: StrictBool = True  # read the cluster at preview/up; false: intended statuses, no preflight
+    quotaResets: Literal["warn", "error"] = "warn"  # error: a reset blocks the update unless accepted
     kubernetes: KubernetesProvider = KubernetesProvider()
 
     @field_validator("monitoringNamespace")
@@ -391,7 +393,8 @@ class SubscriptionConfig(Strict):
     modelRefs: tuple[SubscriptionModelRef, ...] = Field(min_length=1)
     priority: Int32 = 0
     tokenMetadata: Metadata | None = None
-    rateLimitIdentity: Literal["short", "legacy"] = "short"
+    # None: what the cluster says (seed 002's sticky identity), `short` for a subscription the cluster lacks.
+    rateLimitIdentity: Literal["short", "legacy"] | None = None
     annotations: dict[Text, Unicode] = Field(default_factory=dict)
 
     @property
@@ -414,6 +417,7 @@ class MaasConfig(Strict):
     authPolicies: tuple[AuthPolicyConfig, ...] = ()
     subscriptions: tuple[SubscriptionConfig, ...] = ()
     unmanaged: tuple[UnmanagedRef, ...] = ()
+    acceptQuotaResets: tuple[SubscriptionKey, ...] = ()
 
     @cached_property
     def models_by_key(self) -> dict[str, ModelConfig]:

@@ -197,6 +197,13 @@ def _url(schemes: tuple[str, ...], example: str, no_query: bool = False):
     return AfterValidator(check)
 
 
+def _subscription_key(value: str) -> str:
+    namespace, _, name = value.partition("/")
+    if not (DNS_LABEL.fullmatch(namespace) and DNS_LABEL.fullmatch(name) and len(namespace) <= 63 >= len(name)):
+        raise ValueError(f"{quoted(value)} is not a subscription; write namespace/name, e.g. models-as-a-service/gold")
+    return value
+
+
 Text = Annotated[StrictStr, AfterValidator(printable)]
 Unicode = Annotated[StrictStr, AfterValidator(unicode_text)]  # may span lines (an annotation's description)
 DnsLabel = Annotated[StrictStr, _dns_label(63)]
@@ -220,6 +227,7 @@ HttpsUrl = Annotated[StrictStr, _url(("https",), "https://issuer.example.com/rea
 EndpointUrl = Annotated[StrictStr, _url(("https", "http"), "https://models.example.com/llm/granite")]
 Fqdn = Annotated[StrictStr, AfterValidator(_fqdn)]
 GatewayHostname = Annotated[StrictStr, AfterValidator(_gateway_hostname)]
+SubscriptionKey = Annotated[StrictStr, AfterValidator(_subscription_key)]
 
 __all__ = [
     "DnsLabel",
@@ -241,6 +249,7 @@ __all__ = [
     "StrictBool",
     "StrictInt",
     "StrictStr",
+    "SubscriptionKey",
     "TTLSeconds",
     "TenantName",
     "Text",

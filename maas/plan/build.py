@@ -7,6 +7,8 @@ overwrites nor deletes) and `controllerMode: coexist` (a running maas-controller
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from .. import naming
 from ..config import MaasConfig, TenantConfig
 from ..observe import Observed
@@ -14,6 +16,7 @@ from .desired import Desired, Plan
 from .models.resources import Publication, publish
 from .models.routing import external_model_desired
 from .policies.access import add_access_control
+from .policies.identity import Identity, effective_identities
 from .policies.ratelimit import plan_rate_limits
 from .readiness import skip_await_on_custom_resources
 from .tenants.management import add_tenant_statuses, add_tenants, apply_management_states
@@ -29,8 +32,10 @@ def build_plan(config: MaasConfig, observed: Observed) -> Plan:
         )
     for tenant in config.tenants:
         plan.owner("Tenant", tenant.name).outputs = _tenant_outputs(config, tenant)
-    _add_rate_limits(config, plan)
-    publication = _add_models(config, observed, plan)
+    identities = effective_identities(config, observed)
+    plan.warnings.extend(identities.warnings)
+    _add_rate_limits(config, identities.of, plan)
+    publication = _add_models(config, observed, identities.of, plan)
     add_access_control(config, plan)
     add_tenants(config, plan)
     apply_management_states(config, plan)
@@ -45,12 +50,12 @@ def build_plan(config: MaasConfig, observed: Observed) -> Plan:
     return plan
 
 
-def _add_models(config: MaasConfig, observed: Observed, plan: Plan) -> Publication:
+def _add_models(config: MaasConfig, observed: Observed, identities: Mapping[str, Identity], plan: Plan) -> Publication:
     """ExternalModel routing and the MaaS CRs maas-api reads, with their stack outputs; statuses come last."""
     for model in config.models:
         if model.modelRef.kind == "ExternalModel":
             plan.add("Model", model.key, *external_model_desired(config, model))
-    publication = publish(config, observed)
+    publication = publish(config, observed, identities)
     for (kind, name), bodies in publication.objects.items():
         plan.add(kind, name, *(Desired(body) for body in bodies))
     for (kind, name), outputs in publication.outputs.items():
@@ -73,8 +78,8 @@ def _tenant_outputs(config: MaasConfig, tenant: TenantConfig) -> dict:
     }
 
 
-def _add_rate_limits(config: MaasConfig, plan: Plan) -> None:
-    rate_limits = plan_rate_limits(config)
+def _add_rate_limits(config: MaasConfig, identities: Mapping[str, Identity], plan: Plan) -> None:
+    rate_limits = plan_rate_limits(config, identities)
     models = {}
     for model in sorted(config.models, key=lambda m: m.key):
         owner = plan.owner("Model", model.key)

@@ -9,7 +9,7 @@ describes. Conditions carry no `lastTransitionTime` here: the status writer stam
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +18,7 @@ from ...config import AuthPolicyConfig, MaasConfig, ModelConfig, SubscriptionCon
 from ...config.schema import Metadata, ModelKey, Subjects
 from ...observe import Observed
 from ..desired import Desired, k8s_object, object_identity, status_write
+from ..policies.identity import Identity
 from ..policies.ratelimit import rate_set
 from ..status import writes_status
 from ..status.conditions import condition
@@ -40,7 +41,7 @@ class Publication:
     warnings: list[str] = field(default_factory=list)
 
 
-def publish(config: MaasConfig, observed: Observed) -> Publication:
+def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Identity]) -> Publication:
     """The MaaS CRs of every model, auth policy and subscription, with their status unless something else keeps it.
 
     `coexist`: a running maas-controller keeps the status. `renderYamlToDirectory`: nothing talks to a cluster.
@@ -70,9 +71,11 @@ def publish(config: MaasConfig, observed: Observed) -> Publication:
             result.statuses[owner] = [status_write(body, status, _auth_policy_dependencies(config, policy))]
     for subscription in sorted(config.subscriptions, key=lambda s: s.key):
         owner = ("Subscription", subscription.key)
-        body, status = maas_subscription(subscription), subscription_status(config, subscription, phases)
+        identity = identities[subscription.key]
+        body = maas_subscription(subscription, identity)
+        status = subscription_status(config, subscription, phases, identity)
         result.objects[owner] = [body]
-        result.outputs[owner] = {"phase": status["phase"], "rateLimitIdentity": subscription.rateLimitIdentity}
+        result.outputs[owner] = {"phase": status["phase"], "rateLimitIdentity": identity}
         if with_status:
             dependencies = _subscription_dependencies(config, subscription)
             result.statuses[owner] = [status_write(body, status, dependencies)]
@@ -100,9 +103,10 @@ def maas_auth_policy(policy: AuthPolicyConfig) -> dict[str, Any]:
     return _maas_object("MaaSAuthPolicy", policy.name, policy.namespace, tenant, policy.annotations, spec)
 
 
-def maas_subscription(subscription: SubscriptionConfig) -> dict[str, Any]:
+def maas_subscription(subscription: SubscriptionConfig, identity: Identity) -> dict[str, Any]:
     """The mirror CRD has no `unlimited` and no `rateLimitIdentity`: unlimited references carry `UNLIMITED_RATE`
-    and are listed in an annotation; the identity is published in the status, where maas-api reads it."""
+    and are listed in an annotation; the effective identity is published in the status, where maas-api reads it,
+    and in an annotation, where it survives a CRD that prunes that status field (the sticky stamp)."""
     refs = sorted(subscription.modelRefs, key=lambda r: (r.namespace, r.name))
     model_refs = []
     for ref in refs:
@@ -119,7 +123,7 @@ def maas_subscription(subscription: SubscriptionConfig) -> dict[str, Any]:
     }
     if subscription.tokenMetadata is not None:
         spec["tokenMetadata"] = _metadata(subscription.tokenMetadata)
-    annotations = dict(subscription.annotations)
+    annotations = {**subscription.annotations, naming.RATE_LIMIT_IDENTITY_ANNOTATION: identity}
     unlimited = [naming.qualified(r.namespace, r.name) for r in refs if r.unlimited]
     if unlimited:
         annotations[naming.UNLIMITED_MODELS_ANNOTATION] = ",".join(unlimited)
@@ -224,7 +228,9 @@ def _references_status(refs: Iterable[ModelKey], phases: dict[str, str]) -> tupl
     return "Failed", condition("Ready", "False", "ReconcileFailed", text), entries
 
 
-def subscription_status(config: MaasConfig, subscription: SubscriptionConfig, phases: dict[str, str]) -> dict[str, Any]:
+def subscription_status(
+    config: MaasConfig, subscription: SubscriptionConfig, phases: dict[str, str], identity: Identity
+) -> dict[str, Any]:
     """Phase by unusable models, one ready token-limit entry per configured model, and the rate-limit identity.
 
     `rateLimitIdentity` is a 3.6 status field (seed 002) that the mirror CRD lacks; the API server prunes it there.
@@ -249,7 +255,7 @@ def subscription_status(config: MaasConfig, subscription: SubscriptionConfig, ph
         "conditions": [ready],
         "modelRefStatuses": entries,
         "tokenRateLimitStatuses": limits,
-        "rateLimitIdentity": subscription.rateLimitIdentity,
+        "rateLimitIdentity": identity,
     }
 
 

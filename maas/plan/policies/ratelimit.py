@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from ... import naming
 from ...config import MaasConfig, ModelConfig, SubscriptionConfig, SubscriptionModelRef
 from ..models.routing import route_policy
+from .identity import Identity
 
-Identity = Literal["short", "legacy"]
 UNLIMITED = "tokens-unlimited"
 # On the query-free path: Envoy's `request.path` is `:path` with the query string, so
 # `.../v1/chat/completions?x=/v1/models` would end with `/v1/models` and escape every limit. The wasm-shim resolves
@@ -61,10 +61,10 @@ class Member:
         return f'{IDENTITY_ATTRIBUTE[self.identity]} == "{value}"'
 
 
-def member(subscription: SubscriptionConfig, ref: SubscriptionModelRef) -> Member:
+def member(subscription: SubscriptionConfig, ref: SubscriptionModelRef, identity: Identity) -> Member:
     rates = None if ref.unlimited else rate_set((r.limit, r.window) for r in ref.tokenRateLimits)
     key = model_scoped_key(subscription.namespace, subscription.name, ref.namespace, ref.name)
-    return Member(subscription.key, subscription.rateLimitIdentity, key, rates)
+    return Member(subscription.key, identity, key, rates)
 
 
 def segment(rate: Rate) -> str:
@@ -148,7 +148,7 @@ class RateLimitPlan:
     warnings: list[str]
 
 
-def plan_rate_limits(config: MaasConfig) -> RateLimitPlan:
+def plan_rate_limits(config: MaasConfig, identities: Mapping[str, Identity]) -> RateLimitPlan:
     """Every TRLP of the configuration, the per-subscription identities, and warnings for missing models."""
     models = config.models_by_key
     members: dict[str, list[Member]] = defaultdict(list)
@@ -156,7 +156,7 @@ def plan_rate_limits(config: MaasConfig) -> RateLimitPlan:
     for subscription in config.subscriptions:
         for ref in subscription.modelRefs:
             if ref.key in models:
-                members[ref.key].append(member(subscription, ref))
+                members[ref.key].append(member(subscription, ref, identities[subscription.key]))
             else:
                 warnings.append(
                     f"subscription {subscription.key}: model {ref.key} is not in maas:models, so it contributes no "
@@ -165,17 +165,19 @@ def plan_rate_limits(config: MaasConfig) -> RateLimitPlan:
     exempt = config.platform.exemptModelDiscovery
     policies = {key: token_rate_limit_policy(models[key], members[key], exempt) for key in sorted(members)}
     names = {key: limit_names(group) for key, group in members.items()}
-    return RateLimitPlan(policies, _subscription_outputs(config, names), warnings)
+    return RateLimitPlan(policies, _subscription_outputs(config, identities, names), warnings)
 
 
-def _subscription_outputs(config: MaasConfig, names: dict[str, dict[str, str]]) -> dict[str, dict[str, Any]]:
+def _subscription_outputs(
+    config: MaasConfig, identities: Mapping[str, Identity], names: dict[str, dict[str, str]]
+) -> dict[str, dict[str, Any]]:
     outputs = {}
     for subscription in sorted(config.subscriptions, key=lambda s: s.key):
         models = {}
         for ref in sorted(subscription.modelRefs, key=lambda r: r.key):
             key = model_scoped_key(subscription.namespace, subscription.name, ref.namespace, ref.name)
             models[ref.key] = {"key": key, "shortId": short_id(key), "limit": names.get(ref.key, {}).get(key)}
-        outputs[subscription.key] = {"rateLimitIdentity": subscription.rateLimitIdentity, "models": models}
+        outputs[subscription.key] = {"rateLimitIdentity": identities[subscription.key], "models": models}
     return outputs
 
 

@@ -1,0 +1,84 @@
+"""Which rate-limit identity each subscription uses: seed 002's sticky identity.
+
+An existing subscription keeps the identity the cluster knows it by, so an upgrade or a takeover resets no live
+Limitador counter: the observed MaaSSubscription's `status.rateLimitIdentity`, else its annotation
+`maas.opendatahub.io/rate-limit-identity` (which this program writes, so the stamp survives a CRD that prunes the
+status field), else `legacy` for a subscription that exists without a stamp (pre-3.6). A subscription the cluster
+does not have is new: `short`. An explicit `rateLimitIdentity` in configuration wins, and the preview says when
+it changes the live identity (that resets the subscription's counters). Clearing the field keeps the live value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ... import naming
+from ...config import MaasConfig, SubscriptionConfig
+from ...observe import Observed
+
+Identity = Literal["short", "legacy"]
+IDENTITIES = ("short", "legacy")
+
+
+@dataclass(frozen=True)
+class Identities:
+    """The effective identity per subscription key, and what the preview should say about them."""
+
+    of: Mapping[str, Identity]
+    warnings: list[str] = field(default_factory=list)
+
+
+def effective_identities(config: MaasConfig, observed: Observed) -> Identities:
+    chosen: dict[str, Identity] = {}
+    warnings: list[str] = []
+    unobserved = []
+    for subscription in sorted(config.subscriptions, key=lambda s: s.key):
+        lookup = observed.lookup("MaaSSubscription", subscription.namespace, subscription.name)
+        live = None if lookup.state != "present" else live_identity(lookup.object, subscription, warnings)
+        if subscription.rateLimitIdentity is not None:
+            chosen[subscription.key] = subscription.rateLimitIdentity
+            if live is not None and live != subscription.rateLimitIdentity:
+                warnings.append(_override_warning(subscription, live))
+        elif lookup.state == "unknown":
+            chosen[subscription.key] = "short"
+            unobserved.append(subscription.key)
+        else:
+            chosen[subscription.key] = live or "short"
+    if unobserved:
+        warnings.append(_unobserved_warning(unobserved))
+    return Identities(chosen, warnings)
+
+
+def live_identity(obj: Mapping[str, Any], subscription: SubscriptionConfig, warnings: list[str]) -> Identity:
+    """The stamp of a live MaaSSubscription; a stamp this program does not know keeps the key-based counters."""
+    status = obj.get("status") or {}
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    stamp = status.get("rateLimitIdentity") or annotations.get(naming.RATE_LIMIT_IDENTITY_ANNOTATION)
+    if stamp is None:
+        return "legacy"
+    if stamp not in IDENTITIES:
+        warnings.append(
+            f"subscription {subscription.key}: the cluster stamps it rateLimitIdentity {stamp!r}, which is neither "
+            "short nor legacy; it keeps legacy (key-based counters); set rateLimitIdentity to choose"
+        )
+        return "legacy"
+    return stamp
+
+
+def _override_warning(subscription: SubscriptionConfig, live: Identity) -> str:
+    return (
+        f"subscription {subscription.key}: rateLimitIdentity {subscription.rateLimitIdentity} replaces its live "
+        f"identity {live}, which resets its in-window token counter on each of its models; remove the field to "
+        "keep the live identity"
+    )
+
+
+def _unobserved_warning(keys: list[str]) -> str:
+    shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+    return (
+        f"rateLimitIdentity is not set for {len(keys)} subscription(s) ({shown}) and the cluster was not observed: "
+        "they use short; any that exists live on legacy counters would start them afresh, so observe the cluster "
+        "or set rateLimitIdentity"
+    )
