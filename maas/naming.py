@@ -215,3 +215,12 @@ def maas_api_selector() -> dict[str, str]:
 def platform_labels() -> dict[str, str]:
     """Labels of the platform objects (the upstream kustomize labels), with this program as the manager."""
     return {**maas_api_selector(), MANAGED_BY: MANAGER, MODELSASSERVICE_LABEL: "true"}
+
+
+# ---------------------------------------------------------------- usage dashboard (seed 002, upstream §10.3)
+
+# The storage version of both Perses CRDs the Cluster Observability Operator installs (crds/SOURCES.md).
+PERSES_API_VERSION = "perses.dev/v1alpha2"
+# Upstream's name: this program's dashboard takes the place of the copy the controller applied.
+USAGE_DASHBOARD = "dashboard-3-maas-usage-admin"
+USAGE_DATASOURCE = "maas-usage-thanos-querier"

@@ -54,6 +54,7 @@ class FakeKube:
     stall: float = 0.0  # seconds before each answer
     honour_metadata_accept: bool = True
     patch_reply: tuple[int, dict[str, Any]] | None = None  # the answer to every PATCH; None: apply it
+    pruned_status: frozenset[str] = frozenset()  # status fields its CRD lacks: the API server drops them
     on_request: Callable[[FakeKube, Request], None] | None = None  # called with each request before it is answered
     requests: list[Request] = field(default_factory=list)
 
@@ -132,7 +133,7 @@ class FakeKube:
         for obj in self._matching(group, kind, namespace):
             if obj["metadata"]["name"] == name:
                 patched = merged(obj.get("status") or {}, (request.body or {}).get("status") or {})
-                obj["status"] = patched
+                obj["status"] = {key: value for key, value in patched.items() if key not in self.pruned_status}
                 return 200, copy.deepcopy(obj)
         return 404, _status(404, "NotFound", f'{kind.lower()}s "{name}" not found')
 
@@ -433,11 +434,12 @@ def db_secret() -> dict[str, Any]:
 
 def maas_api_deployment(name: str, available: bool) -> dict[str, Any]:
     labels = {"app.kubernetes.io/name": "maas-api", "app.kubernetes.io/component": "api"}
-    replicas = {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1} if available else {"replicas": 1}
+    ready = {"replicas": 1, "updatedReplicas": 1, "readyReplicas": 1, "availableReplicas": 1}
+    replicas = {"observedGeneration": 1, **(ready if available else {"replicas": 1, "updatedReplicas": 1})}
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": name, "namespace": "odh-ai-gateway-infra"},
+        "metadata": {"name": name, "namespace": "odh-ai-gateway-infra", "generation": 1},
         "spec": {
             "replicas": 1,
             "selector": {"matchLabels": labels},

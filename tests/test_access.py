@@ -400,7 +400,7 @@ def test_unmanaged_auth_policy_without_source_warns_that_it_is_orphaned(dev_raw)
     plan = build_plan(load_config(dev_raw), Observed.nothing())
     assert "external-models/maas-auth-gpt-4o" not in {obj.logical_name for obj in plan.objects()}
     assert any(
-        w.startswith("maas:unmanaged AuthPolicy external-models/maas-auth-gpt-4o has no source left")
+        w.startswith("AuthPolicy external-models/maas-auth-gpt-4o (maas:unmanaged) has no source left")
         for w in plan.warnings
     )
 

@@ -589,6 +589,21 @@ HOSTILE = [
         "maas:platform.gateway.namespace: 'ai-tenant-redteam' is the namespace of tenant 'redteam'",
     ),
     (
+        "platform.infraNamespace",
+        "openshift-ingress",
+        "maas:platform.infraNamespace: 'openshift-ingress' is also maas:platform.gateway.namespace; maas-api's NetworkPolicies would isolate the Gateway pods there",
+    ),
+    (
+        "platform.infraNamespace",
+        "kube-system",
+        "maas:platform.infraNamespace: 'kube-system' is a namespace of the cluster itself",
+    ),
+    (
+        "platform.infraNamespace",
+        "openshift-monitoring",
+        "maas:platform.infraNamespace: 'openshift-monitoring' is a namespace of the cluster itself",
+    ),
+    (
         "platform.monitoringNamespace",
         "mon\n",
         r"maas:platform.monitoringNamespace: 'mon\n' contains the control character '\n'; remove it",

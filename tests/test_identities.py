@@ -142,7 +142,18 @@ def configurations(draw):
     policies = [
         {"name": f"p{i}", "namespace": ns, "subjects": {"users": ["u"]}, "modelRefs": [ref]} for i, ns, ref in entries
     ]
+    platform = draw(
+        st.sampled_from(
+            [
+                {},
+                {"infraNamespace": "llm"},
+                {"gateway": {"namespace": "ai-tenant-a"}},
+                {"infraNamespace": "openshift-ingress"},
+            ]
+        )
+    )
     return {
+        "platform": platform,
         "tenants": [{"name": t} for t in tenants],
         "models": models,
         "subscriptions": subscriptions,

@@ -123,7 +123,7 @@ def test_a_secret_with_data_in_a_snapshot_file_loses_it_on_reading():
 
 
 MALFORMED = {
-    "items: [\n": "snap.yaml:2:1: not YAML: ",  # the problem's wording depends on libyaml
+    "items: [\n": "snap.yaml:2:1: invalid YAML: ",  # the problem's wording depends on libyaml
     "- a\n": "snap.yaml: not a snapshot: expected a YAML mapping with apiVersion: v1 and kind: List",
     "apiVersion: v1\nkind: List\nitems: {}\n": "snap.yaml: items: must be a list of Kubernetes objects",
     "apiVersion: v1\nkind: List\nitems: [3]\n": "snap.yaml: items[0]: must be a mapping (got int)",

@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+import yaml
 
 from maas.crdschema import validate_all
 from maas.observe import Cluster, ObjectRef, ObservationError, ObservationRequest, Scope, what_to_observe
@@ -173,6 +174,19 @@ def test_an_unreachable_cluster_is_an_error_naming_it(kube):
         match=r"^cannot observe the cluster http://127.0.0.1:9 \(context elsewhere\): API server unreachable",
     ):
         read_cluster(ONE_GET, kubeconfig=kube.kubeconfig())  # current context: elsewhere
+
+
+def test_a_credential_plugin_that_never_answers_is_bounded_by_the_deadline(kube):
+    """The client waits on an exec plugin without a bound; the observation does not."""
+    kubeconfig = yaml.safe_load(kube.kubeconfig(current="maas-dev"))
+    plugin = {"apiVersion": "client.authentication.k8s.io/v1", "command": "sleep", "args": ["30"]}
+    kubeconfig["users"] = [{"name": "me", "user": {"exec": plugin}}]
+    started = time.monotonic()
+    with pytest.raises(
+        ObservationError, match=r"loading the kubeconfig's credentials \(an exec plugin\?\) took longer than 0.5 s"
+    ):
+        read_cluster(ONE_GET, kubeconfig=yaml.safe_dump(kubeconfig), timeout=0.5)
+    assert time.monotonic() - started < 5
 
 
 def test_the_context_picks_one_cluster_of_a_kubeconfig_file_with_two(kube, tmp_path):

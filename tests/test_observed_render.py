@@ -3,6 +3,7 @@ a snapshot equal to what the program plans after reading the same cluster."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -13,6 +14,7 @@ import pytest
 from maas.config import ConfigError, load_config, raw_from_stack_file
 from maas.deploy.program import observe
 from maas.observe import Observed, dump_snapshot, parse_snapshot, what_to_observe
+from maas.observe.snapshot import thawed
 from maas.tools.render import RecordingMonitor, render
 from tests.conftest import DEV_STACK, ROOT
 from tests.fake_kube import FakeKube, all_crds, dev_cluster_objects, platform_gateway
@@ -214,3 +216,108 @@ def test_a_malformed_snapshot_exits_2_with_one_message(tmp_path):
     result = cli("render", "--observed", str(path))
     assert result.returncode == 2 and result.stdout == "" and result.stderr.startswith("error: ")
     assert "Traceback" not in result.stderr
+
+
+# ----------------------------------------------------------------------------------------- hostile snapshots
+
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n" for i in range(8)
+)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (("apiVersion: v1\nkind: List\nitems: []\n" + BOMB).encode(), "alias"),
+        (b"apiVersion: v1\nkind: List\nitems:\n- &s {a: *s}\n", "alias"),
+        (b"apiVersion: v1\nkind: List\nitems: []\nx: \xff\n", "not UTF-8"),
+    ],
+    ids=["alias-bomb", "recursive-alias", "not-utf8"],
+)
+def test_a_hostile_snapshot_file_is_refused_fast_with_one_message(tmp_path, content, expected):
+    path = tmp_path / "snapshot.yaml"
+    path.write_bytes(content)
+    result = cli("render", "--observed", str(path))
+    assert result.returncode == 2 and result.stdout == "", result.stderr
+    assert expected in result.stderr and "Traceback" not in result.stderr
+
+
+def confused(obj: dict, *path: str, value) -> dict:
+    target = obj
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return obj
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda o: confused(o, "spec", "parentRefs", value="oops") if o["kind"] == "HTTPRoute" else o,
+        lambda o: confused(o, "status", "parents", value={}) if o["kind"] == "HTTPRoute" else o,
+        lambda o: confused(o, "spec", "hostnames", value=[5]) if o["kind"] == "HTTPRoute" else o,
+        lambda o: (
+            confused(o, "status", "addresses", value=["x", {"name": "gateway-external", "url": "https://[::1"}])
+            if o["kind"] == "LLMInferenceService" and o["status"].get("addresses")
+            else o
+        ),
+        lambda o: confused(o, "spec", "replicas", value="1") if o["kind"] == "Deployment" else o,
+        lambda o: confused(o, "metadata", "annotations", value=["a"]) if o["kind"] == "TokenRateLimitPolicy" else o,
+        lambda o: confused(o, "status", value="broken") if o["kind"] in ("LLMInferenceService", "Deployment") else o,
+    ],
+    ids=[
+        "parentRefs-string",
+        "parents-mapping",
+        "hostnames-ints",
+        "addresses-junk",
+        "replicas-string",
+        "annotations-list",
+        "status-string",
+    ],
+)
+def test_observed_objects_of_the_wrong_shape_read_as_absent_never_crash(dev_raw_module, edit):
+    objects = [edit(copy.deepcopy(dict(thawed(o)))) for o in snapshot().objects.values()]
+    base = snapshot()
+    observed = Observed.of(objects, base.listed, base.got, base.crds)
+    published = statuses(render(dev_raw_module, observed=observed))
+    assert {s["phase"] for key, s in published.items() if key.startswith("MaaSModelRefStatus")} <= {
+        "Ready",
+        "Pending",
+        "Failed",
+    }
+
+
+def test_an_opted_out_policy_whose_last_source_goes_stays_registered_unchanged_and_retained(dev_raw_module):
+    """Upstream leaves an opted-out policy in place; Pulumi would delete it with its last subscription."""
+    raw = copy.deepcopy(dev_raw_module)
+    raw["subscriptions"] = [s for s in raw["subscriptions"] if all(r["name"] != "granite-7b" for r in s["modelRefs"])]
+    base = snapshot()
+    objects = [dict(thawed(o)) for o in base.objects.values()]
+    trlp = next(o for o in objects if o["kind"] == "TokenRateLimitPolicy")
+    trlp["metadata"]["labels"] = {
+        "app.kubernetes.io/managed-by": "pulumi",
+        "maas.opendatahub.io/model": "granite-7b",
+        "maas.opendatahub.io/model-namespace": "llm",
+    }
+    rendering = render(raw, observed=Observed.of(objects, base.listed, base.got, base.crds))
+    [kept] = [r for r in rendering.registrations if r.name == "llm/maas-trlp-granite-7b" and r.is_kubernetes_object]
+    assert kept.retain_on_delete and set(kept.ignore_changes) >= {"spec", "metadata"}
+    assert kept.parent.endswith("maas:index:Model::llm/granite-7b")
+    assert kept.inputs["spec"] == trlp["spec"]
+    assert any(
+        w.startswith(
+            'TokenRateLimitPolicy llm/maas-trlp-granite-7b (opendatahub.io/managed: "false") has no source left'
+        )
+        for w in rendering.warnings
+    )
+
+
+def test_an_orphaned_opt_out_this_program_did_not_create_is_only_reported(dev_raw_module):
+    raw = copy.deepcopy(dev_raw_module)
+    raw["subscriptions"] = [s for s in raw["subscriptions"] if all(r["name"] != "granite-7b" for r in s["modelRefs"])]
+    rendering = render(raw, observed=snapshot())
+    assert not [r for r in rendering.registrations if r.name == "llm/maas-trlp-granite-7b"]
+    assert any(
+        'llm/maas-trlp-granite-7b (opendatahub.io/managed: "false") has no source left' in w for w in rendering.warnings
+    )

@@ -170,7 +170,7 @@ def test_unmanaged_policy_without_source_is_dropped_with_an_orphan_warning(dev_r
     rendering = render(dev_raw)
     assert "external-models/maas-trlp-gpt-4o" not in by_name(rendering, TRLP)
     assert any(
-        w.startswith("maas:unmanaged TokenRateLimitPolicy external-models/maas-trlp-gpt-4o has no source left")
+        w.startswith("TokenRateLimitPolicy external-models/maas-trlp-gpt-4o (maas:unmanaged) has no source left")
         for w in rendering.warnings
     )
 
@@ -206,11 +206,6 @@ def test_render_yaml_to_directory_reaches_the_provider(dev_raw):
     dev_raw["platform"]["kubernetes"]["renderYamlToDirectory"] = "out/manifests"
     for provider in by_name(render(dev_raw), "pulumi:providers:kubernetes").values():
         assert provider.inputs["renderYamlToDirectory"] == "out/manifests"
-
-
-def test_usage_dashboard_setting_is_not_silently_ignored(dev_raw):
-    dev_raw["platform"]["usageMetricsDashboard"] = True
-    assert any(w.startswith("maas:platform.usageMetricsDashboard is true, but") for w in render(dev_raw).warnings)
 
 
 def test_urns_stay_what_earlier_states_recorded(dev_rendering):

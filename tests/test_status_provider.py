@@ -296,6 +296,19 @@ def test_read_returns_the_live_status_so_drift_shows(kube, monkeypatch):
     assert [r.method for r in kube.requests] == ["PATCH", "GET"]
 
 
+def test_a_status_field_the_crd_prunes_is_not_drift_at_refresh(kube):
+    """An older MaaSSubscription CRD has no `status.rateLimitIdentity`: the API server drops it on every write.
+    Refreshing must not turn that into a change that every `up` (and the operator's every run) rewrites."""
+    kube.pruned_status = frozenset({"rateLimitIdentity"})
+    provider = StatusProvider()
+    planned = {**READY, "rateLimitIdentity": "short"}
+    created = provider.create({**props(kube), "status": planned})
+    assert "rateLimitIdentity" not in stored_status(kube)
+    refreshed = provider.read(created.id, created.outs)
+    assert refreshed.outs == created.outs
+    assert provider.diff(created.id, refreshed.outs, {**props(kube), "status": planned}).changes is False
+
+
 def test_read_of_an_object_that_no_longer_exists_ends_the_resource(kube):
     provider = StatusProvider()
     created = provider.create(props(kube))

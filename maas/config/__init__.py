@@ -1,7 +1,7 @@
 """Stack configuration: the contract of `reference/config.md`, validated before any resource exists."""
 
 from .errors import ConfigError, ConfigIssue
-from .load import load_config, raw_from_pulumi, raw_from_stack_file
+from .load import KEYS, NAMESPACE, load_config, raw_from_stack_file
 from .schema import (
     AuthPolicyConfig,
     MaasConfig,
@@ -15,6 +15,8 @@ from .schema import (
 )
 
 __all__ = [
+    "KEYS",
+    "NAMESPACE",
     "AuthPolicyConfig",
     "ConfigError",
     "ConfigIssue",
@@ -27,6 +29,5 @@ __all__ = [
     "TokenRateLimit",
     "UnmanagedRef",
     "load_config",
-    "raw_from_pulumi",
     "raw_from_stack_file",
 ]

@@ -114,14 +114,3 @@ def _names_of_invalid(raw: Any, valid_positions: list[int]) -> set[str]:
         for index, item in enumerate(raw)
         if index not in valid and isinstance(item, dict) and isinstance(item.get("name"), str)
     }
-
-
-def raw_from_pulumi() -> dict[str, Any]:
-    """The `maas:` keys of the running stack, parsed from the JSON strings the engine passes."""
-    import pulumi
-
-    config = pulumi.Config(NAMESPACE)
-    prefix = f"{NAMESPACE}:"
-    present = {*pulumi.runtime.config.CONFIG.get(), *pulumi.runtime.config.get_config_env()}
-    names = sorted(name[len(prefix) :] for name in present if name.startswith(prefix))
-    return {name: config.get_object(name) if name in KEYS else config.get(name) for name in names}

@@ -153,6 +153,7 @@ def _outside_platform_namespaces(config: MaasConfig, models: list[Indexed]) -> l
                         "namespace of the model's backend",
                     )
                 )
+    issues += _distinct_platform_namespaces(config)
     for tenant in config.tenants:
         if tenant.namespace in reserved:
             setting = reserved[tenant.namespace].split(",")[0]
@@ -164,6 +165,33 @@ def _outside_platform_namespaces(config: MaasConfig, models: list[Indexed]) -> l
                 )
             )
     return issues
+
+
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+SYSTEM_PREFIXES = ("kube-", "openshift-")
+
+
+def _distinct_platform_namespaces(config: MaasConfig) -> list[ConfigIssue]:
+    """maas-api's namespace gets the platform's NetworkPolicies (one isolates every pod there) and is adopted and
+    relabelled, so it must be a namespace of its own: not the Gateways' nor one the cluster itself runs in."""
+    infra = config.platform.infraNamespace
+    if infra == config.platform.gateway.namespace:
+        return [
+            ConfigIssue(
+                "maas:platform.infraNamespace",
+                f"'{infra}' is also maas:platform.gateway.namespace; maas-api's NetworkPolicies would isolate the "
+                "Gateway pods there, so give maas-api a namespace of its own (default odh-ai-gateway-infra)",
+            )
+        ]
+    if infra in SYSTEM_NAMESPACES or infra.startswith(SYSTEM_PREFIXES):
+        return [
+            ConfigIssue(
+                "maas:platform.infraNamespace",
+                f"'{infra}' is a namespace of the cluster itself; give maas-api a namespace of its own "
+                "(default odh-ai-gateway-infra)",
+            )
+        ]
+    return []
 
 
 def _model_tenants(config: MaasConfig, models: list[Indexed], known: Known) -> list[ConfigIssue]:

@@ -10,7 +10,7 @@ import json
 from functools import cached_property
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from .. import naming
 from .errors import quoted
@@ -213,13 +213,27 @@ class External(Strict):
 class ModelConfig(Strict):
     name: DnsLabel
     namespace: DnsLabel
-    tenant: TenantName = naming.DEFAULT_TENANT
+    # `tenantRef` is the MaaSModelRef CRD's spelling, so a spec pasted from `kubectl get -o yaml` works unchanged.
+    tenant: TenantName = Field(naming.DEFAULT_TENANT, validation_alias=AliasChoices("tenant", "tenantRef"))
     modelRef: BackendRef
     route: RouteRef = RouteRef()
     endpointOverride: EndpointUrl | None = None
     modelAlias: NonEmpty | None = None
     annotations: dict[Text, Unicode] = Field(default_factory=dict)
     external: External | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tenant_ref_agrees_with_tenant(cls, data: object) -> object:
+        """Both spellings at once are accepted when they agree (one value); two different tenants are an error."""
+        if not (isinstance(data, dict) and "tenant" in data and "tenantRef" in data):
+            return data
+        if data["tenant"] != data["tenantRef"]:
+            raise ValueError(
+                f"tenant {quoted(data['tenant'])} and tenantRef {quoted(data['tenantRef'])} name different tenants; "
+                "tenantRef is the CRD spelling of tenant: keep one of them"
+            )
+        return {key: value for key, value in data.items() if key != "tenantRef"}
 
     @field_validator("annotations")
     @classmethod

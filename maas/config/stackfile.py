@@ -101,7 +101,8 @@ def raw_from_stack_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     """The `maas:` keys of a stack file (without the prefix), encrypted values replaced by a visible placeholder,
     and the warnings reading it gave."""
     source = escaped(str(path))
-    root = _compose(_read(path, source), source)
+    text = _read(path, source)
+    root = _compose(text, source)
     document = _Decoder(source).value(root) if root is not None else None
     if document is None:
         return {}, []
@@ -116,6 +117,13 @@ def raw_from_stack_file(path: Path) -> tuple[dict[str, Any], list[str]]:
         _fail(source, config_node, f"'config' must be a mapping of '{NAMESPACE}:<key>: value' (found {_kind(config)})")
     raw = _maas_keys(config, config_node.resolved, source)
     return {name: _strip_secrets(value, f"{NAMESPACE}:{name}", warnings) for name, value in raw.items()}, warnings
+
+
+def yaml_document(text: str, source: str) -> Any:
+    """One YAML document decoded as the Pulumi CLI decodes a stack file (bounded nesting and alias expansion,
+    duplicate keys and tags refused); ConfigError at `source:line:column` otherwise. Snapshot files use it too."""
+    root = _compose(text, source)
+    return _Decoder(source).value(root) if root is not None else None
 
 
 def plain_scalar(text: str) -> Any:

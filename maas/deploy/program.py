@@ -3,13 +3,16 @@ check it, register it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 
-from ..config import ConfigError, MaasConfig, load_config, raw_from_pulumi
+from ..config import KEYS, NAMESPACE, ConfigError, MaasConfig, load_config
 from ..observe import ObservationError, Observed, read_cluster, what_to_observe
 from ..plan.build import build_plan
 from ..plan.checks.identities import identity_issues
 from ..plan.checks.preflight import preflight
+from ..plan.checks.quota import quota_issues
 from ..plan.checks.selfcheck import check_plan
 from ..plan.desired import Plan
 from .components import deploy
@@ -29,11 +32,25 @@ def run(observed: Observed | None = None) -> Plan:
         observed, notes = observe(config)
     plan = build_plan(config, observed)
     plan.warnings[:0] = notes
-    issues = preflight(config, plan, observed) + identity_issues(plan) + check_plan(plan)
+    issues = (
+        preflight(config, plan, observed)
+        + quota_issues(config, plan.outputs["quotaResets"])
+        + identity_issues(plan)
+        + check_plan(plan)
+    )
     if issues:
         raise ConfigError(issues)
     deploy(plan, config.platform)
     return plan
+
+
+def raw_from_pulumi() -> dict[str, Any]:
+    """The `maas:` keys of the running stack, parsed from the JSON strings the engine passes."""
+    config = pulumi.Config(NAMESPACE)
+    prefix = f"{NAMESPACE}:"
+    present = {*pulumi.runtime.config.CONFIG.get(), *pulumi.runtime.config.get_config_env()}
+    names = sorted(name[len(prefix) :] for name in present if name.startswith(prefix))
+    return {name: config.get_object(name) if name in KEYS else config.get(name) for name in names}
 
 
 def observe(config: MaasConfig) -> tuple[Observed, list[str]]:

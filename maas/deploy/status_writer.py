@@ -222,18 +222,24 @@ class StatusProvider(pulumi.dynamic.ResourceProvider):
         live = live_status(props["connection"] or {}, props)
         if live is None:
             return pulumi.dynamic.ReadResult("", {})
-        return pulumi.dynamic.ReadResult(id_, {**props, "status": unstamped(live), "appliedStatus": live})
+        if unstamped(live) == props.get("storedStatus", props.get("status")):
+            return pulumi.dynamic.ReadResult(id_, props)  # as written: fields the API server prunes are no drift
+        drift = unstamped(live)
+        return pulumi.dynamic.ReadResult(id_, {**props, "status": drift, "storedStatus": drift, "appliedStatus": live})
 
     def delete(self, _id: str, _props: dict[str, Any]) -> None:
         return None
 
 
 def _write(props: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any]:
-    """Judge, stamp and patch; the outputs: the inputs with the status written, bare and stamped."""
+    """Judge, stamp and patch; the outputs: the inputs with the status written (bare and stamped) and the status
+    the API server stored, which is what `read` compares the live one with: a CRD that prunes a field (an older
+    MaaSSubscription CRD has no `rateLimitIdentity`) must not look like drift at every refresh."""
     status = status_to_write(props)
     applied = stamp_conditions(status, previous, _now())
-    patch_status(props.get("connection") or {}, props, merge_patch(applied, previous))
-    return {**props, "status": status, "appliedStatus": applied}
+    answer = patch_status(props.get("connection") or {}, props, merge_patch(applied, previous))
+    stored = answer.get("status") if isinstance(answer.get("status"), dict) else applied
+    return {**props, "status": status, "appliedStatus": applied, "storedStatus": unstamped(stored)}
 
 
 def status_id(props: Mapping[str, Any]) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -65,15 +66,30 @@ class Connection:
     cluster: Cluster
 
 
-def connect(kubeconfig: str | None = None, context: str | None = None) -> Connection:
-    """The cluster the Kubernetes provider would use for the same `kubeconfig` and `context`."""
+def connect(kubeconfig: str | None = None, context: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Connection:
+    """The cluster the Kubernetes provider would use for the same `kubeconfig` and `context`. Loading credentials
+    may run a kubeconfig exec plugin, which the client waits for without a bound: it gets `timeout` seconds."""
     configuration = Configuration()
-    try:
-        chosen = _load(configuration, kubeconfig, context)
-    except (ConfigException, OSError) as error:
-        raise ObservationError(f"cannot observe the cluster: invalid kubeconfig: {error}; {HOW_TO_FIX}") from None
+    outcome: dict[str, Any] = {}
+
+    def load() -> None:
+        try:
+            outcome["context"] = _load(configuration, kubeconfig, context)
+        except (ConfigException, OSError) as error:
+            outcome["error"] = error
+
+    loading = threading.Thread(target=load, name="kubeconfig", daemon=True)
+    loading.start()
+    loading.join(timeout)
+    if loading.is_alive():
+        raise ObservationError(
+            f"cannot observe the cluster: loading the kubeconfig's credentials (an exec plugin?) took longer than "
+            f"{timeout:g} s; check that the plugin runs without a prompt, or {HOW_TO_FIX}"
+        )
+    if "error" in outcome:
+        raise ObservationError(f"cannot observe the cluster: invalid kubeconfig: {outcome['error']}; {HOW_TO_FIX}")
     configuration.retries = RETRIES
-    return Connection(ApiClient(configuration), Cluster(configuration.host, chosen))
+    return Connection(ApiClient(configuration), Cluster(configuration.host, outcome["context"]))
 
 
 def _load(configuration: Configuration, kubeconfig: str | None, context: str | None) -> str | None:
@@ -120,9 +136,10 @@ def read_cluster(
     timeout: float = DEFAULT_TIMEOUT,
 ) -> Observed:
     """Everything `request` asks for, read once; ObservationError when the cluster cannot be read."""
-    connection = connect(kubeconfig, context)
+    deadline = time.monotonic() + timeout
+    connection = connect(kubeconfig, context, timeout)
     with connection.client:
-        return _Reading(connection, time.monotonic() + timeout, timeout).run(request)
+        return _Reading(connection, deadline, timeout).run(request)
 
 
 @dataclass

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .. import naming
 from ..config import MaasConfig
-from .snapshot import CRD_KIND, KINDS, ObjectRef, Scope
+from .snapshot import CRD_KIND, IMPORT_ONLY_KINDS, KINDS, ObjectRef, Scope
 
 MAAS_DB_SECRET = "maas-db-config"
 
@@ -22,7 +23,7 @@ class ObservationRequest:
 def what_to_observe(config: MaasConfig) -> ObservationRequest:
     """The live state the plan needs (DESIGN.md, Architecture item 0), and nothing else."""
     lists = [*_model_scopes(config), *_policy_scopes(config), *_tenant_scopes(config)]
-    gets = [*_platform_objects(config), *_crds()]
+    gets = [*_platform_objects(config), *_usage_dashboard(config), *_crds()]
     return ObservationRequest(
         lists=tuple(sorted(set(lists), key=lambda scope: scope.sort_key)),
         gets=tuple(sorted(set(gets), key=lambda ref: ref.sort_key)),
@@ -55,6 +56,43 @@ def _platform_objects(config: MaasConfig) -> list[ObjectRef]:
     return [ObjectRef("Secret", infra, MAAS_DB_SECRET), *deployments, *plugins]
 
 
-def _crds() -> list[ObjectRef]:
-    """The CRD of every custom kind the program writes or reads: whether it is installed is an observation."""
-    return [ObjectRef(CRD_KIND, None, kind.crd_name) for kind in KINDS.values() if kind.crd_name is not None]
+def _usage_dashboard(config: MaasConfig) -> list[ObjectRef]:
+    """The usage dashboard, also when it is not wanted: a copy the controller left behind is reported."""
+    namespace = config.platform.monitoringNamespace
+    return [ObjectRef("PersesDashboard", namespace, naming.USAGE_DASHBOARD)] if namespace else []
+
+
+def _crds(kinds: Iterable[str] | None = None) -> list[ObjectRef]:
+    """The CRD of every custom kind the program writes or reads (or of `kinds`): whether it is installed is an
+    observation."""
+    chosen = (
+        [KINDS[k] for k in kinds]
+        if kinds is not None
+        else [k for k in KINDS.values() if k.kind not in IMPORT_ONLY_KINDS]
+    )
+    return [ObjectRef(CRD_KIND, None, kind.crd_name) for kind in chosen if kind.crd_name is not None]
+
+
+# What `python -m maas import` reads first: everything a maas-controller reconciles from, in every namespace, and
+# the policies it generated (the live opt-outs and the quota-continuity report compare against them).
+IMPORTED_KINDS = (
+    "AITenant",
+    "MaasTenantConfig",
+    "Tenant",
+    "Config",
+    "MaaSModelRef",
+    "ExternalModel",
+    "MaaSAuthPolicy",
+    "MaaSSubscription",
+    "TokenRateLimitPolicy",
+    "AuthPolicy",
+)
+
+
+def what_to_import() -> ObservationRequest:
+    """The controller's resources everywhere. The second read comes once the imported configuration is known:
+    what its plan observes, and by name every object it would own."""
+    return ObservationRequest(
+        lists=tuple(sorted((Scope(kind) for kind in IMPORTED_KINDS), key=lambda scope: scope.sort_key)),
+        gets=tuple(sorted(_crds(IMPORTED_KINDS), key=lambda ref: ref.sort_key)),
+    )

@@ -20,7 +20,9 @@ from .. import naming
 # KServe 0.20 serves LLMInferenceService as v1alpha1 and v1alpha2 (the storage version); the program reads this one.
 LLMISVC_API_VERSION = "serving.kserve.io/v1alpha2"
 CRD_KIND = "CustomResourceDefinition"
-BUILTIN_GROUPS = frozenset({"", "apps", "apiextensions.k8s.io"})
+BUILTIN_GROUPS = frozenset(
+    {"", "apps", "batch", "autoscaling", "rbac.authorization.k8s.io", "networking.k8s.io", "apiextensions.k8s.io"}
+)
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
@@ -68,8 +70,9 @@ _KINDS = (
     Kind("v1", "ConfigMap", "configmaps"),
     Kind("v1", "Secret", "secrets", metadata_only=True),
     Kind("apps/v1", "Deployment", "deployments"),
+    Kind(naming.PERSES_API_VERSION, "PersesDashboard", "persesdashboards"),  # also written (the usage dashboard)
     Kind("apiextensions.k8s.io/v1", CRD_KIND, "customresourcedefinitions", namespaced=False),
-    # written by the program: observed only for whether their CRD is installed
+    # written by the program: observed for whether their CRD is installed, and by `import` for whether they exist
     Kind("extensions.kuadrant.io/v1alpha1", "TelemetryPolicy", "telemetrypolicies"),
     Kind("telemetry.istio.io/v1", "Telemetry", "telemetries"),
     Kind(naming.ISTIO_NETWORKING_API_VERSION, "DestinationRule", "destinationrules"),
@@ -77,13 +80,33 @@ _KINDS = (
     Kind("networking.istio.io/v1alpha3", "EnvoyFilter", "envoyfilters"),
     Kind("monitoring.coreos.com/v1", "PodMonitor", "podmonitors"),
     Kind("cert-manager.io/v1", "Certificate", "certificates"),
+    Kind("v1", "Service", "services"),
+    Kind("v1", "ServiceAccount", "serviceaccounts"),
+    Kind("v1", "Namespace", "namespaces", namespaced=False),
+    Kind("batch/v1", "CronJob", "cronjobs"),
+    Kind("autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers"),
+    Kind("networking.k8s.io/v1", "NetworkPolicy", "networkpolicies"),
+    Kind("rbac.authorization.k8s.io/v1", "Role", "roles"),
+    Kind("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", namespaced=False),
+    Kind("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False),
 )
-KINDS: Mapping[str, Kind] = MappingProxyType({k.kind: k for k in _KINDS})
+# Read only by `python -m maas import`: the upstream controller's configuration CRs, which the plan never reads.
+_IMPORT_ONLY_KINDS = (
+    Kind(naming.MAAS_API_VERSION, "AITenant", "aitenants"),
+    Kind(naming.MAAS_API_VERSION, "Tenant", "tenants"),
+    Kind(naming.MAAS_API_VERSION, "Config", "configs", namespaced=False),
+)
+KINDS: Mapping[str, Kind] = MappingProxyType({k.kind: k for k in (*_KINDS, *_IMPORT_ONLY_KINDS)})
+IMPORT_ONLY_KINDS = frozenset(k.kind for k in _IMPORT_ONLY_KINDS)
 
 
 def kind_of(name: str) -> Kind:
     if name not in KINDS:
-        raise ValueError(f"{name!r} is not a kind the snapshot knows; use one of: {', '.join(sorted(KINDS))}")
+        planned = ", ".join(sorted(set(KINDS) - IMPORT_ONLY_KINDS))
+        raise ValueError(
+            f"{name!r} is not a kind the snapshot knows; use one of: {planned} "
+            f"(or, read by python -m maas import: {', '.join(sorted(IMPORT_ONLY_KINDS))})"
+        )
     return KINDS[name]
 
 

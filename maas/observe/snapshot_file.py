@@ -23,11 +23,12 @@ from typing import Any
 
 import yaml
 
+from ..config.errors import ConfigError, escaped
+from ..config.stackfile import yaml_document
 from .errors import ObservationError
 from .snapshot import KINDS, Cluster, ObjectRef, Observed, Scope, kind_at, ref_of, thawed, trimmed
 
 OBSERVED_KEYS = ("context", "crds", "got", "listed", "server")
-LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def dump_snapshot(observed: Observed) -> str:
@@ -65,19 +66,23 @@ def _entry(kind: str, namespace: str | None, name: str | None = None) -> dict[st
 def load_snapshot(path: Path) -> Observed:
     """A snapshot file (ours, or a plain `kind: List`); ObservationError naming the file and the problem."""
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as error:
         raise ObservationError(f"cannot read the snapshot {path}: {error.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ObservationError(f"{path}: byte {error.start} is not UTF-8 text; save the snapshot as UTF-8") from None
     return parse_snapshot(text, str(path))
 
 
 def parse_snapshot(text: str, source: str = "<snapshot>") -> Observed:
+    """Read with the stack-file reader: bounded nesting and alias expansion (kubectl writes no aliases), so a
+    hostile file is refused in milliseconds instead of expanding into gigabytes."""
     try:
-        document = yaml.load(text, Loader=LOADER)  # a safe loader (libyaml's when present)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
-        raise ObservationError(f"{where}: not YAML: {getattr(error, 'problem', None) or error}") from None
+        document = yaml_document(text, escaped(source))
+    except ConfigError as error:
+        raise ObservationError("; ".join(str(issue) for issue in error.issues)) from None
     try:
         return _snapshot(document)
     except ValueError as error:

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from .. import naming
 from ..config import MaasConfig, TenantConfig
 from ..observe import Observed
+from .checks.quota import quota_report
+from .dashboard import usage_dashboard
 from .desired import Desired, Plan
 from .models.resources import Publication, publish
 from .models.routing import external_model_desired
@@ -20,16 +22,16 @@ from .policies.identity import Identity, effective_identities
 from .policies.ratelimit import plan_rate_limits
 from .readiness import skip_await_on_custom_resources
 from .tenants.management import add_tenant_statuses, add_tenants, apply_management_states
+from .unmanaged import apply_unmanaged
 
 
 def build_plan(config: MaasConfig, observed: Observed) -> Plan:
     """Deterministic for a given configuration and snapshot; `Observed.nothing()` gives the intended state."""
     plan = Plan()
-    if config.platform.usageMetricsDashboard:
-        plan.warnings.append(
-            "maas:platform.usageMetricsDashboard is true, but this program does not create the Prometheus usage "
-            "dashboard (dashboard-3-maas-usage-admin) yet; install it separately or use the logs-based dashboards"
-        )
+    dashboard, dashboard_warnings = usage_dashboard(config, observed)
+    if dashboard:
+        plan.add("Platform", "platform", *dashboard)
+    plan.warnings.extend(dashboard_warnings)
     for tenant in config.tenants:
         plan.owner("Tenant", tenant.name).outputs = _tenant_outputs(config, tenant)
     identities = effective_identities(config, observed)
@@ -39,7 +41,10 @@ def build_plan(config: MaasConfig, observed: Observed) -> Plan:
     add_access_control(config, plan)
     add_tenants(config, plan)
     apply_management_states(config, plan)
-    _apply_unmanaged(config, observed, plan)
+    apply_unmanaged(config, observed, plan)
+    quota = quota_report(config, observed, plan)  # after the opt-outs: a policy Pulumi leaves alone resets nothing
+    plan.warnings.extend(quota.warnings)
+    plan.outputs["quotaResets"] = quota.outputs
     if config.platform.controllerMode == "coexist":
         _hand_over_from_controller(plan)
     if not config.platform.awaitCustomResources:
@@ -92,49 +97,6 @@ def _add_rate_limits(config: MaasConfig, identities: Mapping[str, Identity], pla
     plan.warnings.extend(rate_limits.warnings)
     plan.outputs["models"] = models
     plan.outputs["subscriptions"] = rate_limits.subscriptions
-
-
-def _apply_unmanaged(config: MaasConfig, observed: Observed, plan: Plan) -> None:
-    """`maas:unmanaged`, and the upstream opt-out seen live: a generated policy annotated
-    `opendatahub.io/managed: "false"` in the cluster is left as it is, with a warning naming it."""
-    wanted = {(u.kind, u.namespace, u.name) for u in config.unmanaged}
-    found = set()
-    for owner in plan.owners:
-        for index, obj in enumerate(owner.objects):
-            identity = (obj.kind, obj.namespace, obj.name)
-            if identity not in wanted and _opted_out_live(obj, observed):
-                plan.warnings.append(_live_opt_out_warning(obj))
-                wanted.add(identity)
-            if identity in wanted:
-                owner.objects[index] = obj.unmanaged()
-                found.add(identity)
-    for kind, namespace, name in sorted(wanted - found):
-        plan.warnings.append(
-            f"maas:unmanaged {kind} {namespace}/{name} has no source left (no subscription or auth policy for its "
-            f"model): it is orphaned, Pulumi no longer tracks it and leaves it in the cluster; delete it by hand "
-            f"(kubectl delete {kind.lower()} -n {namespace} {name}) and remove the maas:unmanaged entry"
-        )
-
-
-OPT_OUT_KINDS = ("TokenRateLimitPolicy", "AuthPolicy")
-
-
-def _opted_out_live(obj: Desired, observed: Observed) -> bool:
-    """The live object opts out, and not because this program handed it to a running controller (`coexist`)."""
-    if obj.kind not in OPT_OUT_KINDS or obj.subresource is not None:
-        return False
-    live = observed.lookup(obj.kind, obj.namespace, obj.name).object
-    annotations = ((live or {}).get("metadata") or {}).get("annotations") or {}
-    handed_over = annotations.get(naming.HANDED_OVER_ANNOTATION) == "true"
-    return annotations.get(naming.CONTROLLER_MANAGED_ANNOTATION) == "false" and not handed_over
-
-
-def _live_opt_out_warning(obj: Desired) -> str:
-    return (
-        f'{obj.kind} {obj.namespace}/{obj.name} carries opendatahub.io/managed: "false" in the cluster, so Pulumi '
-        "neither changes nor deletes it (as if it were listed in maas:unmanaged); list it in maas:unmanaged to make "
-        "that visible in review, or remove the annotation to manage it again"
-    )
 
 
 def _hand_over_from_controller(plan: Plan) -> None:

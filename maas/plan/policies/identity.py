@@ -17,6 +17,7 @@ from typing import Any, Literal
 from ... import naming
 from ...config import MaasConfig, SubscriptionConfig
 from ...observe import Observed
+from ...observe.fields import text_at
 
 Identity = Literal["short", "legacy"]
 IDENTITIES = ("short", "legacy")
@@ -53,9 +54,9 @@ def effective_identities(config: MaasConfig, observed: Observed) -> Identities:
 
 def live_identity(obj: Mapping[str, Any], subscription: SubscriptionConfig, warnings: list[str]) -> Identity:
     """The stamp of a live MaaSSubscription; a stamp this program does not know keeps the key-based counters."""
-    status = obj.get("status") or {}
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    stamp = status.get("rateLimitIdentity") or annotations.get(naming.RATE_LIMIT_IDENTITY_ANNOTATION)
+    stamp = text_at(obj, "status", "rateLimitIdentity") or text_at(
+        obj, "metadata", "annotations", naming.RATE_LIMIT_IDENTITY_ANNOTATION
+    )
     if stamp is None:
         return "legacy"
     if stamp not in IDENTITIES:

@@ -17,7 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...observe import ObjectRef, Observed
+from ...observe import Lookup, ObjectRef, Observed
+from ...observe.fields import dig, items_at, mapping_at, strings_at, text_at
 from .conditions import condition, first_condition, has_condition
 from .facts import Facts
 
@@ -68,17 +69,25 @@ def settling(facts: ModelFacts, observed: Observed) -> bool:
     """Whether a governed model waits only for its route (absent or not yet accepted): a route this `pulumi up`
     just created, which the Gateway accepts within seconds, so the status writer waits a little before it writes."""
     route = observed.lookup("HTTPRoute", facts.route_namespace, facts.route_name)
-    if not facts.governed or route.state == "unknown":
+    backend = _backend(facts, observed)
+    if not facts.governed or route.state == "unknown" or (facts.kind == "LLMInferenceService" and not backend.object):
         return False
     return route.object is None or (_references_gateway(route.object, facts) and not _accepted(route.object, facts))
 
 
 def model_status(facts: ModelFacts, observed: Observed) -> dict[str, Any]:
     route = observed.lookup("HTTPRoute", facts.route_namespace, facts.route_name)
-    backend = observed.lookup("LLMInferenceService", facts.namespace, facts.backend)
-    if route.state == "unknown" or (facts.kind == "LLMInferenceService" and backend.state == "unknown"):
+    backend = _backend(facts, observed)
+    if route.state == "unknown" or backend.state == "unknown":
         return _intended(facts)
     return _observed(facts, route.object, backend.object, observed.lookup("Gateway", *_gateway(facts)).object)
+
+
+def _backend(facts: ModelFacts, observed: Observed) -> Lookup:
+    """An LLMInferenceService model's backend; an ExternalModel's is this program's own CR (always there)."""
+    if facts.kind != "LLMInferenceService":
+        return Lookup("absent")
+    return observed.lookup("LLMInferenceService", facts.namespace, facts.backend)
 
 
 # -------------------------------------------------------------------------------------------- intended
@@ -216,9 +225,9 @@ def _alias(facts: ModelFacts, backend: Mapping[str, Any] | None) -> str | None:
     if facts.alias is not None:
         return facts.alias
     for address in _addresses(backend):
-        models = address.get("models") or ()
-        if models and models[0].get("name"):
-            return models[0]["name"]
+        name = text_at(next(iter(items_at(address, "models")), None), "name")
+        if name:
+            return name
     return None
 
 
@@ -230,16 +239,16 @@ def _gateway(facts: ModelFacts) -> tuple[str, str]:
 
 
 def _parent(ref: Mapping[str, Any], route_namespace: str) -> tuple[str, str]:
-    return ref.get("namespace") or route_namespace, ref.get("name", "")
+    return text_at(ref, "namespace") or route_namespace, text_at(ref, "name") or ""
 
 
 def _references_gateway(route: Mapping[str, Any], facts: ModelFacts) -> bool:
-    parents = (route.get("spec") or {}).get("parentRefs") or ()
+    parents = items_at(route, "spec", "parentRefs")
     return any(_parent(ref, facts.route_namespace) == _gateway(facts) for ref in parents)
 
 
 def _first_parent(route: Mapping[str, Any], facts: ModelFacts) -> tuple[str, str] | None:
-    parents = (route.get("spec") or {}).get("parentRefs") or ()
+    parents = items_at(route, "spec", "parentRefs")
     return _parent(parents[0], facts.route_namespace) if parents else None
 
 
@@ -248,14 +257,14 @@ def _route_fields(facts: ModelFacts, route: Mapping[str, Any] | None) -> dict[st
     if route is None:
         return None
     gateway = _gateway(facts) if _references_gateway(route, facts) else _first_parent(route, facts) or ("", "")
-    hostnames = list((route.get("spec") or {}).get("hostnames") or ())
+    hostnames = list(strings_at(route, "spec", "hostnames"))
     return {"name": facts.route_name, "gateway": gateway, "hostnames": hostnames}
 
 
 def _accepted(route: Mapping[str, Any], facts: ModelFacts) -> bool:
     """The Gateway accepted the route: its `status.parents` entry for our Gateway has `Accepted=True`."""
-    for parent in (route.get("status") or {}).get("parents") or ():
-        ref = parent.get("parentRef") or {}
+    for parent in items_at(route, "status", "parents"):
+        ref = mapping_at(parent, "parentRef")
         if _parent(ref, facts.route_namespace) == _gateway(facts) and has_condition(parent, "Accepted", "True"):
             return True
     return False
@@ -263,9 +272,10 @@ def _accepted(route: Mapping[str, Any], facts: ModelFacts) -> bool:
 
 def _runtime_problems(facts: ModelFacts, route: Mapping[str, Any], backend: Mapping[str, Any] | None) -> list[str]:
     problems = []
-    if backend is not None and not has_condition(backend.get("status") or {}, "Ready", "True"):
-        ready = first_condition(backend.get("status") or {}, "Ready")
-        why = f": {ready.get('message') or ready.get('reason')}" if ready else ""
+    if backend is not None and not has_condition(dig(backend, "status"), "Ready", "True"):
+        ready = first_condition(dig(backend, "status"), "Ready")
+        reason = text_at(ready, "message") or text_at(ready, "reason")
+        why = f": {reason}" if reason else ""
         problems.append(f"LLMInferenceService {facts.namespace}/{facts.backend} is not Ready{why}")
     if not _accepted(route, facts):
         problems.append(
@@ -279,7 +289,7 @@ def _runtime_problems(facts: ModelFacts, route: Mapping[str, Any], backend: Mapp
 
 
 def _addresses(backend: Mapping[str, Any] | None) -> tuple[Mapping[str, Any], ...]:
-    return tuple(((backend or {}).get("status") or {}).get("addresses") or ())
+    return items_at(backend, "status", "addresses")
 
 
 def _discovered_endpoint(
@@ -290,7 +300,7 @@ def _discovered_endpoint(
 ) -> str:
     """Upstream 3.3: the LLMInferenceService's own URLs first, then the route's first hostname, then the Gateway's
     first listener hostname, Hostname-type address, or first address."""
-    hostnames = list((route.get("spec") or {}).get("hostnames") or ())
+    hostnames = list(strings_at(route, "spec", "hostnames"))
     if facts.kind == "LLMInferenceService":
         found = llmisvc_endpoint(backend or {}, hostnames)
         if found:
@@ -310,14 +320,14 @@ def llmisvc_endpoint(backend: Mapping[str, Any], hostnames: Iterable[str]) -> st
         urls = [
             a["url"]
             for a in addresses
-            if a.get("name") == wanted and a.get("url") and (not hosts or _host(a["url"]) in hosts)
+            if a.get("name") == wanted and text_at(a, "url") and (not hosts or _host(a["url"]) in hosts)
         ]
         if urls:
             return next((u for u in urls if u.startswith("https://")), urls[0])
     if hosts:
         return ""
-    urls = [a["url"] for a in addresses if a.get("url")]
-    url = ((backend.get("status") or {}).get("url")) or ""
+    urls = [a["url"] for a in addresses if text_at(a, "url")]
+    url = text_at(backend, "status", "url") or ""
     base = [u for u in urls if _path(u) in ("", "/")]
     if base:
         return base[0]
@@ -327,20 +337,27 @@ def llmisvc_endpoint(backend: Mapping[str, Any], hostnames: Iterable[str]) -> st
 
 
 def _host(url: str) -> str:
-    return (urllib.parse.urlsplit(url).hostname or "").lower()
+    """The URL's host, lowercase; "" for a URL that does not parse (it then matches no hostname)."""
+    try:
+        return (urllib.parse.urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
 
 
-def _path(url: str) -> str:
-    return urllib.parse.urlsplit(url).path
+def _path(url: str) -> str | None:
+    try:
+        return urllib.parse.urlsplit(url).path
+    except ValueError:
+        return None
 
 
 def _gateway_host(gateway: Mapping[str, Any] | None) -> str | None:
     if gateway is None:
         return None
-    for listener in (gateway.get("spec") or {}).get("listeners") or ():
-        if listener.get("hostname"):
+    for listener in items_at(gateway, "spec", "listeners"):
+        if text_at(listener, "hostname"):
             return listener["hostname"]
-    addresses = (gateway.get("status") or {}).get("addresses") or ()
-    named = [a["value"] for a in addresses if a.get("type") == "Hostname" and a.get("value")]
-    values = [a["value"] for a in addresses if a.get("value")]
+    addresses = items_at(gateway, "status", "addresses")
+    named = [a["value"] for a in addresses if a.get("type") == "Hostname" and text_at(a, "value")]
+    values = [a["value"] for a in addresses if text_at(a, "value")]
     return (named or values or [None])[0]

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...observe import KINDS, ObjectRef, Observed
-from .conditions import condition, first_condition
+from ...observe.fields import int_at
+from .conditions import condition
 from .facts import Facts
 
 DB_SECRET = "maas-db-config"
@@ -125,18 +126,18 @@ def _degraded(facts: TenantFacts) -> dict[str, str]:
 
 
 def _deployment_problem(facts: TenantFacts, deployment: Mapping[str, Any] | None) -> str:
-    """Upstream §6.2: observed generation current, and as many updated and available replicas as wanted."""
+    """Upstream §6.2: the latest generation observed, and as many updated and available replicas as wanted."""
     name = f"Deployment {facts.infra_namespace}/{facts.deployment}"
     if deployment is None:
         return f"{name} does not exist"
-    status = deployment.get("status") or {}
-    wanted = (deployment.get("spec") or {}).get("replicas", 1)
-    generation = (deployment.get("metadata") or {}).get("generation", 0)
-    available = first_condition(status, "Available")
-    if status.get("observedGeneration", generation) < generation:
+    wanted = int_at(deployment, "spec", "replicas", default=1)
+    generation = int_at(deployment, "metadata", "generation", default=0)
+    if int_at(deployment, "status", "observedGeneration", default=0) < generation:
         return f"{name} has not observed its latest generation yet"
-    if status.get("availableReplicas", 0) < wanted or (available is not None and available.get("status") != "True"):
-        return f"{name} has {status.get('availableReplicas', 0)} of {wanted} replicas available"
+    updated = int_at(deployment, "status", "updatedReplicas", default=0)
+    available = int_at(deployment, "status", "availableReplicas", default=0)
+    if updated < wanted or available < wanted:
+        return f"{name} has {available} of {wanted} replicas available ({updated} updated)"
     return ""
 
 

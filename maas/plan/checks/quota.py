@@ -1,0 +1,320 @@
+"""Which live Limitador counters an update would reset: seed 002's quota continuity, made visible in review.
+
+Kuadrant keys each Limitador limit by its name and a counter by the limit's counter expressions, so a subscription's
+in-window usage starts again at zero when its limit is renamed (a rate change; a rate group split into
+`tokens-…`/`tokens-…-id` or merged back; the rename from pre-grouping per-subscription limits), when its clause moves
+to the other identity attribute, or when its limit's counters change. The live and the planned policies go through
+one parser, so both sides attribute members alike; a live predicate it cannot read is reported, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ... import naming
+from ...config import ConfigIssue, MaasConfig
+from ...config.errors import escaped, quoted
+from ...observe import Observed
+from ..desired import Desired, Plan
+from ..policies.identity import Identity
+from ..policies.ratelimit import IDENTITY_ATTRIBUTE, Rate, limit_name, model_scoped_key, rate_set, short_id
+
+KIND = "TokenRateLimitPolicy"
+ACCEPT_KEY = "maas:acceptQuotaResets"
+SHOWN = 5  # resets listed in the summary line
+
+_GENERATION = {attribute: identity for identity, attribute in IDENTITY_ATTRIBUTE.items()}
+_LABEL = r"[a-z0-9][a-z0-9.-]*"
+_VALUE: dict[Identity, re.Pattern[str]] = {
+    "short": re.compile(r"[0-9a-f]{16}"),
+    "legacy": re.compile(rf"{_LABEL}/{_LABEL}@{_LABEL}/{_LABEL}"),
+}
+_CLAUSE = re.compile(r'\s*(auth\.identity\.selected_subscription_(?:id|key))\s*==\s*"([^"\\]*)"\s*')
+# Upstream writes the exemption on `request.path`, this program on `request.url_path`: both are read.
+_EXEMPTION = re.compile(r'\s*&&\s*!\s*request\.(?:url_)?path\.endsWith\(\s*"/v1/models"\s*\)\s*$')
+
+
+@dataclass(frozen=True)
+class Clause:
+    identity: Identity
+    value: str  # the short ID or the model-scoped key
+
+
+def parse_predicate(text: str) -> tuple[Clause, ...] | None:
+    """The member clauses of a token limit's predicate: one bare clause, or several joined by `||` in parentheses,
+    optionally followed by the discovery exemption. None for any other form."""
+    body = _EXEMPTION.sub("", text, count=1).strip()
+    parts = body[1:-1].split("||") if body.startswith("(") and body.endswith(")") else [body]
+    clauses = [_clause(part) for part in parts]
+    return None if None in clauses else tuple(clauses)
+
+
+def _clause(text: str) -> Clause | None:
+    match = _CLAUSE.fullmatch(text)
+    if match is None:
+        return None
+    identity = _GENERATION[match[1]]
+    return Clause(identity, match[2]) if _VALUE[identity].fullmatch(match[2]) else None
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where one subscription's counter lives in one policy."""
+
+    limit: str
+    identity: Identity
+    rates: tuple[Rate, ...]  # empty: the limit holds no quota (`tokens-unlimited`)
+    counters: frozenset[str]
+
+
+Members = dict[str, list[Slot]]  # subscription key -> its slots in one policy
+
+
+@dataclass(frozen=True)
+class Reset:
+    """One (subscription, model) whose in-window counter the update starts again at zero."""
+
+    subscription: str  # ns/name
+    model: str  # ns/name
+    old_limit: str
+    new_limit: str
+    reason: str
+    collateral: bool = False
+
+
+@dataclass(frozen=True)
+class QuotaReport:
+    resets: tuple[Reset, ...]
+    warnings: list[str]  # unreadable live limits, the summary, one line per reset
+    outputs: list[dict[str, Any]]  # the `quotaResets` stack output
+
+
+def quota_report(config: MaasConfig, observed: Observed, plan: Plan) -> QuotaReport:
+    """Every model's live policy against its planned one; a policy Pulumi leaves unchanged resets nothing."""
+    planned = {(obj.namespace, obj.name): obj for obj in plan.objects() if obj.kind == KIND and not obj.subresource}
+    ids = _short_ids(config)
+    resets: list[Reset] = []
+    warnings: list[str] = []
+    for model in sorted(config.models, key=lambda m: m.key):
+        name = naming.trlp_name(model.name)
+        live = observed.lookup(KIND, model.route_namespace, name)
+        target = planned.get((model.route_namespace, name))
+        if live.state == "present" and _changed_by_pulumi(target):
+            before = _members(live.object, model.key, ids[model.key], warnings)
+            after = _members(target.body, model.key, ids[model.key], warnings)
+            resets += _model_resets(model.key, before, after)
+    resets.sort(key=lambda r: (r.subscription, r.model, r.old_limit))
+    accepted = set(config.acceptQuotaResets)
+    outputs = [_output(reset, reset.subscription in accepted) for reset in resets]
+    return QuotaReport(tuple(resets), warnings + reset_lines(resets, accepted), outputs)
+
+
+def _changed_by_pulumi(target: Desired | None) -> bool:
+    return target is not None and "spec" not in target.ignore_changes
+
+
+def _short_ids(config: MaasConfig) -> dict[str, dict[str, str]]:
+    """Per model, short ID -> key of each configured subscription (a hash cannot be read back)."""
+    ids: dict[str, dict[str, str]] = defaultdict(dict)
+    for s in config.subscriptions:
+        for ref in s.modelRefs:
+            ids[ref.key][short_id(model_scoped_key(s.namespace, s.name, ref.namespace, ref.name))] = s.key
+    return ids
+
+
+def _members(policy: Mapping[str, Any], model: str, ids: Mapping[str, str], warnings: list[str]) -> Members:
+    """Each subscription's slots in a policy, attributed through its predicate clauses."""
+    members: Members = defaultdict(list)
+    limits = (policy.get("spec") or {}).get("limits")
+    for name in sorted(limits, key=str) if isinstance(limits, Mapping) else ():
+        limit = limits[name]
+        clauses = _limit_clauses(limit)
+        if clauses is None:
+            warnings.append(_unreadable_warning(policy, name, limit))
+            continue
+        for clause in clauses:
+            subscription = _subscription(clause, model, ids)
+            if subscription is not None:
+                members[subscription].append(Slot(str(name), clause.identity, _rates(limit), _counters(limit)))
+    return members
+
+
+def _limit_clauses(limit: Any) -> tuple[Clause, ...] | None:
+    predicate = _predicate(limit)
+    return None if predicate is None else parse_predicate(predicate)
+
+
+def _predicate(limit: Any) -> str | None:
+    """The text of a limit's one `when` predicate; None when it has no single predicate."""
+    when = limit.get("when") if isinstance(limit, Mapping) else None
+    if not isinstance(when, Sequence) or isinstance(when, str) or len(when) != 1:
+        return None
+    predicate = when[0].get("predicate") if isinstance(when[0], Mapping) else None
+    return predicate if isinstance(predicate, str) else None
+
+
+def _subscription(clause: Clause, model: str, ids: Mapping[str, str]) -> str | None:
+    """The subscription a clause names on this model; None for one that is not configured there any more (a short
+    ID), or a key of another model."""
+    if clause.identity == "short":
+        return ids.get(clause.value)
+    subscription, _, keyed_model = clause.value.partition("@")
+    return subscription if keyed_model == model else None
+
+
+def _rates(limit: Mapping[str, Any]) -> tuple[Rate, ...]:
+    rates = limit.get("rates") or ()
+    return rate_set((rate.get("limit"), rate.get("window")) for rate in rates if isinstance(rate, Mapping))
+
+
+def _counters(limit: Mapping[str, Any]) -> frozenset[str]:
+    """Limitador keeps counter variables as a set: their order names no other counter."""
+    counters = limit.get("counters") or ()
+    return frozenset(str(c.get("expression")) for c in counters if isinstance(c, Mapping))
+
+
+def _model_resets(model: str, live: Members, planned: Members) -> list[Reset]:
+    """A subscription gone from the model is no reset (its counter simply goes), nor is a new one."""
+    resets = []
+    for subscription in sorted(set(live) & set(planned)):
+        new = planned[subscription][0]
+        for old in live[subscription]:
+            why = _reason(subscription, model, old, new, live, planned)
+            if why is not None:
+                resets.append(Reset(subscription, model, old.limit, new.limit, *why))
+    return resets
+
+
+def _reason(
+    subscription: str, model: str, old: Slot, new: Slot, live: Members, planned: Members
+) -> tuple[str, bool] | None:
+    """Why the counter resets, and whether that is collateral; None when it carries on. A limit without rates holds
+    no quota, so moving into or out of it loses no usage."""
+    if not old.rates or not new.rates:
+        return None
+    own = []
+    if old.rates != new.rates:
+        own.append("its rates changed")
+    if old.identity != new.identity:
+        own.append(f"its identity changed from {_named(old.identity)} to {_named(new.identity)}")
+    if old.limit == _pre_grouping_name(subscription, model):
+        own.append("its limit is renamed from the pre-grouping per-subscription format")
+    if own:
+        return " and ".join(own), False
+    if old.counters != new.counters:
+        return "its limit's counters changed", False
+    if old.limit == new.limit:
+        return None
+    base = limit_name(new.rates)
+    if {old.limit, new.limit} != {base, f"{base}-id"}:
+        return "its limit is renamed", False
+    return _group_change(new.rates, live, planned), True
+
+
+def _named(identity: Identity) -> str:
+    return f"{identity} ({IDENTITY_ATTRIBUTE[identity].removeprefix('auth.identity.')})"
+
+
+def _pre_grouping_name(subscription: str, model: str) -> str:
+    """Upstream's limit before rate grouping: `{subNs}-{subName}-{modelName}-tokens`."""
+    return f"{subscription.replace('/', '-')}-{model.split('/')[1]}-tokens"
+
+
+# (noun, what happened) for the legacy members of a rate set that appeared or went: only they rename the `-id` limit.
+_LEFT, _TO_SHORT = ("legacy subscription", "left its rate group"), ("subscription", "switched to short")
+_JOINED, _TO_LEGACY = ("legacy subscription", "joined its rate group"), ("subscription", "switched to legacy")
+
+
+def _group_change(rates: tuple[Rate, ...], live: Members, planned: Members) -> str:
+    """The collateral cause: which legacy members of the rate set came or went, splitting or merging its limit."""
+    before, after = _legacy_members(live, rates), _legacy_members(planned, rates)
+    events: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for subscription in sorted(before - after):
+        events[_TO_SHORT if _in_rate_set(planned, subscription, rates) else _LEFT].append(subscription)
+    for subscription in sorted(after - before):
+        events[_TO_LEGACY if _in_rate_set(live, subscription, rates) else _JOINED].append(subscription)
+    causes = []
+    for noun, verb in (_LEFT, _TO_SHORT, _JOINED, _TO_LEGACY):
+        names = events.get((noun, verb))
+        if names:
+            causes.append(f"{noun}{'s' if len(names) > 1 else ''} {', '.join(names)} {verb}")
+    return "collateral: " + ("; ".join(causes) or "its own rates and identity did not change")
+
+
+def _legacy_members(members: Members, rates: tuple[Rate, ...]) -> set[str]:
+    return {s for s, slots in members.items() if any(x.identity == "legacy" and x.rates == rates for x in slots)}
+
+
+def _in_rate_set(members: Members, subscription: str, rates: tuple[Rate, ...]) -> bool:
+    return any(slot.rates == rates for slot in members.get(subscription, ()))
+
+
+def reset_lines(resets: Sequence[Reset], accepted: Iterable[str]) -> list[str]:
+    """One summary warning and one line per reset; accepted resets are still shown, marked accepted."""
+    if not resets:
+        return []
+    accepted = set(accepted)
+    return [_summary(resets)] + [_line(reset, reset.subscription in accepted) for reset in resets]
+
+
+def _summary(resets: Sequence[Reset]) -> str:
+    shown = ", ".join(f"{r.subscription} on {r.model}" for r in resets[:SHOWN])
+    more = f" and {len(resets) - SHOWN} more" if len(resets) > SHOWN else ""
+    counters = "counter would" if len(resets) == 1 else "counters would"
+    return (
+        f"{len(resets)} token-rate {counters} reset: {shown}{more}; their in-window usage starts again at zero. To "
+        f"accept a reset, add its subscription to {ACCEPT_KEY} (with maas:platform.quotaResets: error an "
+        "unaccepted reset stops the update)"
+    )
+
+
+def _line(reset: Reset, accepted: bool) -> str:
+    line = (
+        f"quota reset: subscription {reset.subscription} on model {reset.model}: limit {escaped(reset.old_limit)} "
+        f"-> {reset.new_limit} ({reset.reason})"
+    )
+    return f"{line}; accepted in {ACCEPT_KEY}" if accepted else line
+
+
+def _output(reset: Reset, accepted: bool) -> dict[str, Any]:
+    return {
+        "subscription": reset.subscription,
+        "model": reset.model,
+        "oldLimit": reset.old_limit,
+        "newLimit": reset.new_limit,
+        "reason": reset.reason,
+        "collateral": reset.collateral,
+        "accepted": accepted,
+    }
+
+
+def _unreadable_warning(policy: Mapping[str, Any], name: str, limit: Any) -> str:
+    metadata = policy.get("metadata") or {}
+    predicate = _predicate(limit)
+    shown = "not one `when` predicate" if predicate is None else quoted(predicate)
+    return (
+        f"{KIND} {metadata.get('namespace')}/{metadata.get('name')}: limit {quoted(name)} has a predicate this "
+        f"program cannot attribute to subscriptions ({shown}), so whether its counters reset is not reported; "
+        "compare it with the planned policy by hand before applying"
+    )
+
+
+def quota_issues(config: MaasConfig, resets: Iterable[Mapping[str, Any]]) -> list[ConfigIssue]:
+    """With `platform.quotaResets: error`, each reset (a `quotaResets` stack-output record) of a subscription not
+    listed in `maas:acceptQuotaResets` stops the update, so accepting one is a visible change in review."""
+    if config.platform.quotaResets != "error":
+        return []
+    return sorted(
+        ConfigIssue(
+            f"maas:subscriptions ({r['subscription']})",
+            f"this update resets its token-rate counter on model {r['model']} (limit {r['oldLimit']} -> "
+            f"{r['newLimit']}, {r['reason']}) and maas:platform.quotaResets is error; add '{r['subscription']}' to "
+            f"{ACCEPT_KEY} to accept the reset",
+        )
+        for r in resets
+        if not r["accepted"]
+    )

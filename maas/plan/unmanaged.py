@@ -1,0 +1,104 @@
+"""Objects Pulumi must neither overwrite nor delete: `maas:unmanaged`, and the upstream opt-out seen live.
+
+A generated TokenRateLimitPolicy or AuthPolicy that carries `opendatahub.io/managed: "false"` in the cluster is
+treated as if it were listed in `maas:unmanaged` (seed 000), with a warning naming it. One that this program
+created and whose last source is gone stays registered, unchanged and retained, so that Pulumi does not delete
+it: upstream leaves an opted-out policy in place, and an operator deletes an orphan by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .. import naming
+from ..config import MaasConfig
+from ..observe import Observed
+from ..observe.fields import mapping_at, text_at
+from .desired import Desired, Plan
+
+OPT_OUT_KINDS = ("TokenRateLimitPolicy", "AuthPolicy")
+Identity = tuple[str, str | None, str]
+
+
+def apply_unmanaged(config: MaasConfig, observed: Observed, plan: Plan) -> None:
+    wanted: set[Identity] = {(u.kind, u.namespace, u.name) for u in config.unmanaged}
+    live = live_opt_outs(observed)
+    found = set()
+    for owner in plan.owners:
+        for index, obj in enumerate(owner.objects):
+            identity = (obj.kind, obj.namespace, obj.name)
+            if obj.subresource is None and identity in live and identity not in wanted:
+                plan.warnings.append(_live_opt_out_warning(identity))
+                wanted.add(identity)
+            if identity in wanted and obj.subresource is None:
+                owner.objects[index] = obj.unmanaged()
+                found.add(identity)
+    for identity, body in sorted(live.items()):
+        if identity in found:
+            continue
+        if _ours(body):
+            _keep_orphan(plan, identity, body)
+        plan.warnings.append(_orphan_warning(*identity, 'opendatahub.io/managed: "false"'))
+        found.add(identity)
+    for kind, namespace, name in sorted(wanted - found):
+        plan.warnings.append(_orphan_warning(kind, namespace, name, "maas:unmanaged"))
+
+
+def live_opt_outs(observed: Observed) -> dict[Identity, Mapping[str, Any]]:
+    """Generated policies opted out in the cluster, not because this program handed them to a controller."""
+    found = {}
+    for ref, body in observed.objects.items():
+        annotations = mapping_at(body, "metadata", "annotations")
+        opted_out = annotations.get(naming.CONTROLLER_MANAGED_ANNOTATION) == "false"
+        handed_over = annotations.get(naming.HANDED_OVER_ANNOTATION) == "true"
+        if ref.kind in OPT_OUT_KINDS and opted_out and not handed_over:
+            found[(ref.kind, ref.namespace, ref.name)] = body
+    return found
+
+
+def _ours(body: Mapping[str, Any]) -> bool:
+    """Created by this program (so its state holds it) and attributable to a model."""
+    labels = mapping_at(body, "metadata", "labels")
+    return labels.get(naming.MANAGED_BY) == naming.MANAGER and bool(
+        text_at(labels, naming.MODEL_LABEL) and text_at(labels, naming.MODEL_NAMESPACE_LABEL)
+    )
+
+
+def _keep_orphan(plan: Plan, identity: Identity, body: Mapping[str, Any]) -> None:
+    """Registered as it is live, unchanged and retained, under its model's component (whose URN it had)."""
+    kind, namespace, name = identity
+    labels = mapping_at(body, "metadata", "labels")
+    metadata = {"name": name, "namespace": namespace}
+    for key in ("labels", "annotations"):
+        values = {k: v for k, v in mapping_at(body, "metadata", key).items() if isinstance(v, str)}
+        if values:
+            metadata[key] = dict(sorted(values.items()))
+    kept = {"apiVersion": body["apiVersion"], "kind": kind, "metadata": metadata, "spec": _plain(body.get("spec"))}
+    model = naming.qualified(labels[naming.MODEL_NAMESPACE_LABEL], labels[naming.MODEL_LABEL])
+    plan.add("Model", model, Desired(kept).unmanaged())
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _live_opt_out_warning(identity: Identity) -> str:
+    kind, namespace, name = identity
+    return (
+        f'{kind} {namespace}/{name} carries opendatahub.io/managed: "false" in the cluster, so Pulumi neither '
+        "changes nor deletes it (as if it were listed in maas:unmanaged); list it in maas:unmanaged to make that "
+        "visible in review, or remove the annotation to manage it again"
+    )
+
+
+def _orphan_warning(kind: str, namespace: str | None, name: str, why: str) -> str:
+    return (
+        f"{kind} {namespace}/{name} ({why}) has no source left (no subscription or auth policy for its model): it is "
+        f"orphaned and Pulumi leaves it in the cluster; delete it by hand (kubectl delete {kind.lower()} -n "
+        f"{namespace} {name}) and remove the maas:unmanaged entry or the annotation"
+    )
