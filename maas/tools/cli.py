@@ -14,6 +14,7 @@ import yaml
 from ..config import ConfigError, raw_from_stack_file
 from ..observe import ObservationError, Observed, load_snapshot
 from ..observe.command import add_observe_parser
+from .import_command import add_import_parser
 from .outdir import OutDir, OutputError
 from .render import render
 
@@ -47,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     render_cmd.set_defaults(command=_render)
     add_observe_parser(commands, stack_file)
+    add_import_parser(commands)
     return parser
 
 

@@ -1,0 +1,167 @@
+"""`python -m maas import`: turn a cluster that the upstream maas-controller built into this program's stack
+configuration, printed as a `Pulumi.<stack>.yaml` document, and a Pulumi import file (`pulumi import --file`) that
+adopts the objects the configuration would own. Read-only: nothing in the cluster changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import yaml
+
+from ..config import load_config
+from ..config.errors import escaped
+from ..observe import ObservationError, ObservationRequest, Observed, dump_snapshot, load_snapshot, read_cluster
+from ..observe.reader import DEFAULT_TIMEOUT
+from ..observe.scope import what_to_import, what_to_observe
+from .importer import CannotImportError, Imported, configuration, import_cluster, owned_by
+from .importing.common import Report
+
+EXIT_INVALID = 2
+DEFAULT_IMPORT_FILE = "pulumi-import.json"
+HEADER = (
+    "# Imported from {source} by `python -m maas import`; review it before the first `pulumi up`.\n"
+    "# controllerMode: coexist keeps the still-running maas-controller off what Pulumi adopts, and every\n"
+    "# subscription the cluster counts by its key is pinned to rateLimitIdentity: legacy (no quota resets).\n"
+    '# See README, "Migrating from maas-controller".\n'
+)
+
+
+def add_import_parser(subparsers: Any) -> None:
+    """The `import` subcommand of `python -m maas`."""
+    cmd = subparsers.add_parser(
+        "import",
+        help="turn a maas-controller cluster into this program's configuration and a Pulumi import file",
+        description=__doc__,
+    )
+    source = cmd.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--observed",
+        type=Path,
+        metavar="SNAPSHOT",
+        help="a snapshot file (python -m maas observe, kubectl get -o yaml)",
+    )
+    source.add_argument("--context", help="read the cluster of this kubeconfig context (read-only)")
+    cmd.add_argument("--kubeconfig", help="with --context: kubeconfig path or contents (default: $KUBECONFIG, ~/.kube)")
+    cmd.add_argument("--stack", default="dev", help="the stack the configuration is for (default: dev)")
+    cmd.add_argument(
+        "--import-file", type=Path, default=Path(DEFAULT_IMPORT_FILE), help=f"where to write it ({DEFAULT_IMPORT_FILE})"
+    )
+    cmd.add_argument(
+        "--save-snapshot",
+        type=Path,
+        metavar="FILE",
+        help="with --context: also write what was read (render --observed)",
+    )
+    cmd.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds for each read (default 30)")
+    cmd.set_defaults(command=import_command)
+
+
+def import_command(args: argparse.Namespace) -> int:
+    """Exit 0 with the configuration on stdout and the report on stderr; 2 when nothing could be read."""
+    if args.observed is not None and (args.kubeconfig is not None or args.save_snapshot is not None):
+        return _fail(["--kubeconfig and --save-snapshot apply only with --context"])
+    try:
+        observed = load_snapshot(args.observed) if args.observed is not None else _read(args)
+        imported = import_cluster(observed, args.stack)
+        _write(args.import_file, json.dumps(imported.import_file, indent=4, ensure_ascii=False) + "\n")
+        if args.save_snapshot is not None:
+            _write(args.save_snapshot, dump_snapshot(observed))
+    except ObservationError as error:
+        return _fail([str(error)])
+    except CannotImportError as error:
+        return _fail(error.messages)
+    except OSError as error:
+        return _fail([f"cannot write {error.filename}: {error.strerror}"])
+    sys.stdout.write(stack_document(imported.config, _source(args, observed)))
+    _report(imported, args.import_file)
+    return 0
+
+
+def _read(args: argparse.Namespace) -> Observed:
+    """Two reads: the controller's resources everywhere; then what the configuration they express observes at
+    `pulumi preview` (so the import renders as the first preview will) and, by name, every object it would own
+    (whether each exists decides what the import file adopts)."""
+    first = read_cluster(what_to_import(), args.kubeconfig, args.context, args.timeout)
+    config = configuration(first, Report())
+    planned = what_to_observe(load_config(config))
+    owned = owned_by(config, first, args.stack)
+    second = ObservationRequest(planned.lists, tuple(sorted({*planned.gets, *owned}, key=lambda ref: ref.sort_key)))
+    return merged(first, read_cluster(second, args.kubeconfig, args.context, args.timeout))
+
+
+def merged(first: Observed, second: Observed) -> Observed:
+    """One snapshot of two reads of the same cluster."""
+    return Observed(
+        first.cluster or second.cluster,
+        MappingProxyType({**first.objects, **second.objects}),
+        first.listed | second.listed,
+        first.got | second.got,
+        MappingProxyType({**first.crds, **second.crds}),
+    )
+
+
+def stack_document(config: dict[str, Any], source: str) -> str:
+    """The `Pulumi.<stack>.yaml` text: a header saying where it comes from, then `config:` with the `maas:` keys."""
+    document = {"config": {f"maas:{key}": value for key, value in config.items()}}
+    body = yaml.safe_dump(document, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096)
+    return HEADER.format(source=escaped(source)) + body
+
+
+def _source(args: argparse.Namespace, observed: Observed) -> str:
+    if observed.cluster is not None:
+        context = f" (context {observed.cluster.context})" if observed.cluster.context else ""
+        return f"{observed.cluster.server}{context}"
+    return f"the snapshot {args.observed}"
+
+
+def _report(imported: Imported, import_file: Path) -> None:
+    for line in imported.unexpressed:
+        print(f"not expressed: {line}", file=sys.stderr)
+    for warning in imported.warnings:
+        print(f"warning: {escaped(warning)}", file=sys.stderr)
+    config, resources = imported.config, imported.import_file["resources"]
+    pinned = sum(1 for s in config.get("subscriptions", ()) if s.get("rateLimitIdentity") == "legacy")
+    components = sum(1 for r in resources if r.get("component"))
+    counts = ", ".join(f"{len(config.get(key, ()))} {key}" for key in ("tenants", "models", "authPolicies"))
+    print(
+        f"imported {counts} and {len(config.get('subscriptions', ()))} subscriptions ({pinned} pinned to legacy); "
+        f"{escaped(str(import_file))}: {len(resources) - components} live objects to adopt under {components} "
+        "components",
+        file=sys.stderr,
+    )
+    targets = " ".join(f"--target '{urn}'" for urn in imported.import_file["nameTable"].values())
+    providers = f"pulumi up {targets}; " if targets else ""
+    print(
+        f"next: review the configuration; {providers}pulumi import --file {escaped(str(import_file))} "
+        '--protect=false --generate-code=false (README, "Migrating from maas-controller")',
+        file=sys.stderr,
+    )
+
+
+def _write(path: Path, text: str) -> None:
+    """Whole or not at all: a temporary sibling renamed over the target."""
+    try:
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from None
+    try:
+        with os.fdopen(handle, "w") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _fail(messages: list[str]) -> int:
+    for message in messages:
+        print(f"error: {escaped(message)}", file=sys.stderr)
+    return EXIT_INVALID

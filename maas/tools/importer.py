@@ -1,0 +1,145 @@
+"""`python -m maas import`, without the I/O: a cluster that the upstream maas-controller built, as a snapshot, into
+this program's configuration (the `maas:` keys), a Pulumi import file for the objects it would own that already
+exist, and one line for everything that could not be expressed (nothing is dropped silently).
+
+The configuration pins `rateLimitIdentity: legacy` on every subscription the cluster counts by its key (stamped
+legacy, or not stamped at all: pre-3.6), so taking over resets no live Limitador counter (seed 002); subscriptions
+stamped short keep that sticky identity without a pin. It sets `controllerMode: coexist`, because the controller
+still runs during the first `up` (README, "Migrating from maas-controller").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import naming
+from ..config import ConfigError, load_config
+from ..observe import ObjectRef, Observed
+from .importing.common import Report
+from .importing.entries import import_auth_policies, import_models, import_subscriptions, opt_outs
+from .importing.images import live_images
+from .importing.import_file import owned_objects, pulumi_import_file
+from .importing.tenants import import_tenants
+from .render import Rendering, render
+
+ENTRY_KEYS = ("tenants", "models", "authPolicies", "subscriptions")
+ENTRY_PATH = re.compile(r"maas:(" + "|".join(ENTRY_KEYS) + r")\[(\d+)\]")
+PLATFORM_ORDER = ("controllerMode", "gateway", "infraNamespace", "images", "usageMetricsDashboard", "kubernetes")
+NOTHING = (
+    "nothing to import: the snapshot holds no MaaSModelRef, MaaSAuthPolicy, MaaSSubscription, MaasTenantConfig, "
+    "AITenant or Tenant that this program can express; read the cluster the maas-controller manages "
+    "(--context NAME), or give a snapshot of it (--observed FILE)"
+)
+
+
+@dataclass(frozen=True)
+class Imported:
+    """`config`: the `maas:` keys (without the prefix); `import_file`: for `pulumi import --file`; `unexpressed`:
+    what was left out and why, one line each; `warnings`: what the first preview of `config` will say."""
+
+    config: dict[str, Any]
+    import_file: dict[str, Any]
+    unexpressed: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+class CannotImportError(Exception):
+    """Nothing could be imported, or what was imported does not render; `messages` are the lines to show."""
+
+    def __init__(self, message: str, messages: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.messages = [message, *(messages or [])]
+
+
+def import_cluster(observed: Observed, stack: str = "dev") -> Imported:
+    """The whole import of one snapshot, for stack `stack` (the URNs of the import file name it)."""
+    report = Report()
+    config = configuration(observed, report)
+    rendering = _rendered(config, stack, observed)
+    images = live_images(rendering, observed, load_config(config).platform, report)
+    if images:
+        config["platform"] = _ordered({**config["platform"], "images": images})
+        rendering = _rendered(config, stack, observed)
+    import_file, notes = pulumi_import_file(rendering, observed)
+    return Imported(config, import_file, report.messages + notes, rendering.warnings)
+
+
+def owned_by(config: dict[str, Any], observed: Observed, stack: str = "dev") -> list[ObjectRef]:
+    """Every object the configuration would own: what `--context` fetches by name after the first read."""
+    return owned_objects(_rendered(config, stack, observed))
+
+
+def configuration(observed: Observed, report: Report) -> dict[str, Any]:
+    """The `maas:` keys the snapshot's CRs express, each entry valid (an invalid one is reported and left out)."""
+    tenants, platform = import_tenants(observed, report)
+    namespaces = {naming.DEFAULT_TENANT, *(naming.tenant_namespace(t["name"]) for t in tenants)}
+    models = import_models(observed, report)
+    auth_policies = import_auth_policies(observed, namespaces, report)
+    subscriptions = import_subscriptions(observed, namespaces, report)
+    opt_outs(observed, report)
+    if not (tenants or models or auth_policies or subscriptions):
+        raise CannotImportError(NOTHING, report.messages)
+    tenants = _with_default_tenant(tenants, models, auth_policies + subscriptions, report)
+    raw = {"platform": _ordered(platform), "tenants": tenants, "models": models}
+    raw |= {"authPolicies": auth_policies, "subscriptions": subscriptions}
+    return _validated({key: value for key, value in raw.items() if value}, report)
+
+
+def _with_default_tenant(
+    tenants: list[dict[str, Any]], models: list[dict[str, Any]], namespaced: list[dict[str, Any]], report: Report
+) -> list[dict[str, Any]]:
+    """Entries of the default tenant need it configured, even when no CR describes it (the controller always
+    serves the default tenant namespace)."""
+    if any(t["name"] == naming.DEFAULT_TENANT for t in tenants):
+        return tenants
+    users = [m for m in models if "tenant" not in m] + [
+        e for e in namespaced if e["namespace"] == naming.DEFAULT_TENANT
+    ]
+    if not users:
+        return tenants
+    report.add(
+        f"no AITenant, MaasTenantConfig or Tenant describes the default tenant {naming.DEFAULT_TENANT}, but "
+        f"{len(users)} imported entries belong to it: it is added with this program's defaults"
+    )
+    return [{"name": naming.DEFAULT_TENANT}, *tenants]
+
+
+def _validated(raw: dict[str, Any], report: Report) -> dict[str, Any]:
+    """Entries the configuration rejects (a tenant another one's Gateway, a subscription across tenants, ...) are
+    left out with the reason, until the rest is valid; a problem outside the entries stops the import."""
+    while True:
+        try:
+            load_config(raw)
+            return raw
+        except ConfigError as error:
+            rejected: set[tuple[str, int]] = set()
+            for issue in error.issues:
+                match = ENTRY_PATH.match(issue.path)
+                if match is None:
+                    raise CannotImportError(
+                        f"the imported configuration is invalid: {issue}", report.messages
+                    ) from None
+                rejected.add((match[1], int(match[2])))
+                report.add(f"rejected by the configuration rules, so left out: {issue}")
+        raw = {key: _kept(key, value, rejected) for key, value in raw.items()}
+        raw = {key: value for key, value in raw.items() if value}
+
+
+def _kept(key: str, value: Any, rejected: set[tuple[str, int]]) -> Any:
+    if key not in ENTRY_KEYS:
+        return value
+    return [entry for index, entry in enumerate(value) if (key, index) not in rejected]
+
+
+def _ordered(platform: dict[str, Any]) -> dict[str, Any]:
+    return {key: platform[key] for key in PLATFORM_ORDER if key in platform}
+
+
+def _rendered(config: dict[str, Any], stack: str, observed: Observed) -> Rendering:
+    try:
+        return render(config, stack=stack, observed=observed)
+    except ConfigError as error:
+        issues = [str(issue) for issue in error.issues]
+        raise CannotImportError("the imported configuration does not render against the cluster:", issues) from None

@@ -1,0 +1,674 @@
+"""`python -m maas import`: a cluster the upstream maas-controller built, into this program's configuration and a
+Pulumi import file; what cannot be expressed is reported; the round trip renders the live policies back."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from maas.config import ConfigError, load_config, raw_from_stack_file
+from maas.observe import KINDS, ObjectRef, Observed, Scope, dump_snapshot, parse_snapshot
+from maas.observe.scope import IMPORTED_KINDS, what_to_import
+from maas.tools.cli import main
+from maas.tools.importer import NOTHING, CannotImportError, import_cluster
+from maas.tools.importing.import_file import engine_urn
+from maas.tools.render import render
+from tests.controller_cluster import (
+    DEFAULT,
+    MAAS,
+    MAAS_API_IMAGE,
+    REDTEAM_NS,
+    controller_cluster,
+    controller_objects,
+    model_ref,
+    obj,
+    subscription,
+    tenant_config,
+)
+from tests.fake_kube import FakeKube, all_crds, db_secret, platform_gateway
+
+METRICS = {"captureOrganization": True, "captureUser": False, "captureGroup": False, "captureModelUsage": True}
+AUTOSCALING = {"maxReplicas": 4, "targetCPUUtilization": 70, "targetMemoryUtilization": 80}
+
+
+def limits(*pairs):
+    return [{"limit": limit, "window": window} for limit, window in pairs]
+
+
+EXPECTED = {
+    "platform": {
+        "controllerMode": "coexist",
+        "gateway": {"name": "maas-default-gateway", "namespace": "openshift-ingress"},
+        "infraNamespace": "odh-ai-gateway-infra",
+        "images": {"maasApi": MAAS_API_IMAGE},
+        "usageMetricsDashboard": True,
+    },
+    "tenants": [
+        {"name": DEFAULT, "apiKeys": {"maxExpirationDays": 30}, "telemetry": {"enabled": True, "metrics": METRICS}},
+        {
+            "name": "redteam",
+            "gateway": {"name": "redteam-gateway"},
+            "oidc": {"issuerUrl": "https://keycloak.example.com/realms/redteam", "clientId": "redteam-cli", "ttl": 300},
+            "telemetry": {"enabled": False},
+            "payloadProcessing": {"replicas": 2, "autoscaling": AUTOSCALING},
+            "maasApiReplicas": 2,
+        },
+    ],
+    "models": [
+        {
+            "name": "gpt-4o",
+            "namespace": "external-models",
+            "modelRef": {"kind": "ExternalModel", "name": "gpt-4o"},
+            "external": {
+                "provider": "openai",
+                "targetModel": "gpt-4o",
+                "endpoint": "api.openai.com",
+                "credentialRef": {"name": "openai-api-key"},
+            },
+        },
+        {
+            "name": "granite-7b",
+            "namespace": "llm",
+            "modelRef": {"kind": "LLMInferenceService", "name": "granite-7b-instruct"},
+            "annotations": {
+                "opendatahub.io/model-capabilities": '["text-generation","chat"]',
+                "openshift.io/display-name": "Granite 7B Instruct",
+            },
+        },
+        {
+            "name": "llama-3-8b",
+            "namespace": "llm",
+            "modelRef": {"kind": "LLMInferenceService", "name": "llama-3-8b-instruct"},
+        },
+        {
+            "name": "local-vllm",
+            "namespace": "redteam-models",
+            "tenant": "redteam",
+            "modelRef": {"kind": "ExternalModel", "name": "local-vllm"},
+            "external": {
+                "provider": "openai",
+                "targetModel": "qwen2.5-coder-32b",
+                "endpoint": "vllm.gpu.example.com",
+                "credentialRef": {"name": "vllm-token"},
+                "port": 8000,
+                "tls": False,
+            },
+        },
+        {
+            "name": "qwen-coder",
+            "namespace": "redteam-models",
+            "tenant": "redteam",
+            "modelRef": {"kind": "LLMInferenceService", "name": "qwen-coder"},
+        },
+    ],
+    "authPolicies": [
+        {
+            "name": "redteam-access",
+            "namespace": REDTEAM_NS,
+            "modelRefs": [
+                {"name": "qwen-coder", "namespace": "redteam-models"},
+                {"name": "local-vllm", "namespace": "redteam-models"},
+            ],
+            "subjects": {"groups": [{"name": "redteam"}]},
+        },
+        {
+            "name": "basic-access",
+            "namespace": DEFAULT,
+            "modelRefs": [{"name": "granite-7b", "namespace": "llm"}],
+            "subjects": {"groups": [{"name": "basic-users"}]},
+        },
+        {
+            "name": "premium-access",
+            "namespace": DEFAULT,
+            "modelRefs": [
+                {"name": "granite-7b", "namespace": "llm"},
+                {"name": "llama-3-8b", "namespace": "llm"},
+                {"name": "gpt-4o", "namespace": "external-models"},
+            ],
+            "subjects": {"groups": [{"name": "premium-users"}], "users": ["alice"]},
+        },
+        {
+            "name": "team-access",
+            "namespace": DEFAULT,
+            "modelRefs": [{"name": "llama-3-8b", "namespace": "llm"}],
+            "subjects": {
+                "groups": [{"name": "team-x"}, {"name": "team-y"}, {"name": "platform-admins"}],
+                "users": ["bob"],
+            },
+        },
+    ],
+    "subscriptions": [
+        {
+            "name": "redteam-eval",
+            "namespace": REDTEAM_NS,
+            "owner": {"groups": [{"name": "redteam"}]},
+            "modelRefs": [
+                {"name": "qwen-coder", "namespace": "redteam-models", "tokenRateLimits": limits((100000, "1h"))},
+                {"name": "local-vllm", "namespace": "redteam-models", "tokenRateLimits": limits((100000, "1h"))},
+            ],
+        },
+        {
+            "name": "basic",
+            "namespace": DEFAULT,
+            "owner": {"groups": [{"name": "basic-users"}]},
+            "modelRefs": [
+                {"name": "granite-7b", "namespace": "llm", "tokenRateLimits": limits((20000, "1h"), (1000, "1m"))}
+            ],
+            "rateLimitIdentity": "legacy",
+        },
+        {
+            "name": "platform-team",
+            "namespace": DEFAULT,
+            "owner": {"groups": [{"name": "platform-admins"}]},
+            "modelRefs": [
+                {"name": "granite-7b", "namespace": "llm", "unlimited": True},
+                {"name": "llama-3-8b", "namespace": "llm", "unlimited": True},
+            ],
+            "rateLimitIdentity": "legacy",
+        },
+        {
+            "name": "premium",
+            "namespace": DEFAULT,
+            "owner": {"groups": [{"name": "premium-users"}]},
+            "modelRefs": [
+                {"name": "granite-7b", "namespace": "llm", "tokenRateLimits": limits((1000, "1h"), (99999, "1s"))},
+                {"name": "llama-3-8b", "namespace": "llm", "tokenRateLimits": limits((50000, "1h"))},
+                {
+                    "name": "gpt-4o",
+                    "namespace": "external-models",
+                    "tokenRateLimits": limits((20000, "24h")),
+                    "billingRate": {"perToken": "0.00001"},
+                },
+            ],
+            "priority": 10,
+            "tokenMetadata": {"organizationId": "acme", "costCenter": "cc-100"},
+            "rateLimitIdentity": "legacy",
+        },
+        {
+            "name": "team-x",
+            "namespace": DEFAULT,
+            "owner": {"groups": [{"name": "team-x"}]},
+            "modelRefs": [{"name": "llama-3-8b", "namespace": "llm", "tokenRateLimits": limits((50000, "1h"))}],
+        },
+        {
+            "name": "team-y",
+            "namespace": DEFAULT,
+            "owner": {"groups": [{"name": "team-y"}], "users": ["bob"]},
+            "modelRefs": [{"name": "llama-3-8b", "namespace": "llm", "tokenRateLimits": limits((50000, "1h"))}],
+        },
+    ],
+}
+NOT_FETCHED = "object(s) the configuration would own were not observed"
+UNKNOWN_KINDS = "object(s) the configuration would own are of kinds a snapshot does not hold"
+
+
+@pytest.fixture(scope="module")
+def imported():
+    return import_cluster(controller_cluster())
+
+
+def about_the_cluster(lines: list[str]) -> list[str]:
+    """The lines on the cluster's resources, without the notes on what the snapshot did not fetch (or hold)."""
+    return [line for line in lines if NOT_FETCHED not in line and UNKNOWN_KINDS not in line]
+
+
+def unexpressed(observed: Observed) -> list[str]:
+    return about_the_cluster(import_cluster(observed).unexpressed)
+
+
+def ref_of(body: dict) -> str:
+    metadata = body["metadata"]
+    return f"{body['kind']}/{metadata.get('namespace', '')}/{metadata['name']}"
+
+
+# ------------------------------------------------------------------------------- configuration: CR spellings
+
+
+MODEL = {"name": "qwen", "namespace": "rt", "modelRef": {"kind": "LLMInferenceService", "name": "qwen"}}
+TENANTS = [{"name": DEFAULT}, {"name": "redteam"}]
+
+
+def test_tenant_ref_is_the_crd_spelling_of_tenant():
+    config = load_config({"tenants": TENANTS, "models": [{**MODEL, "tenantRef": "redteam"}]})
+    assert config.models[0].tenant == "redteam"
+
+
+def test_tenant_and_tenant_ref_may_both_be_given_when_they_name_one_tenant():
+    config = load_config({"tenants": TENANTS, "models": [{**MODEL, "tenant": "redteam", "tenantRef": "redteam"}]})
+    assert config.models[0].tenant == "redteam"
+
+
+def test_tenant_and_tenant_ref_naming_different_tenants_is_an_error_naming_both():
+    with pytest.raises(ConfigError) as caught:
+        load_config({"tenants": TENANTS, "models": [{**MODEL, "tenant": DEFAULT, "tenantRef": "redteam"}]})
+    assert [str(issue) for issue in caught.value.issues] == [
+        "maas:models[0] (rt/qwen): tenant 'models-as-a-service' and tenantRef 'redteam' name different tenants; "
+        "tenantRef is the CRD spelling of tenant: keep one of them"
+    ]
+
+
+def test_an_invalid_tenant_ref_is_reported_where_it_was_written():
+    with pytest.raises(ConfigError) as caught:
+        load_config({"tenants": TENANTS, "models": [{**MODEL, "tenantRef": "Red_Team"}]})
+    assert [issue.path for issue in caught.value.issues] == ["maas:models[0] (rt/qwen).tenantRef"]
+
+
+# --------------------------------------------------------------------------------------- reading the cluster
+
+
+def test_the_import_reads_every_controller_resource_in_every_namespace_and_their_crds():
+    request = what_to_import()
+    assert set(request.lists) == {Scope(kind) for kind in IMPORTED_KINDS}
+    assert {ref.name for ref in request.gets} == {KINDS[kind].crd_name for kind in IMPORTED_KINDS}
+
+
+# The usage dashboard's datasource is rendered but not yet a kind the snapshot knows (issue 10 report); until it is,
+# the import file cannot look it up and counts it among the objects it did not observe.
+NOT_YET_KNOWN = {("perses.dev/v1alpha2", "PersesDatasource")}
+
+
+def test_every_kind_the_program_renders_is_known_to_the_snapshot_so_its_live_copy_can_be_looked_up(dev_rendering):
+    stacks = sorted((Path(__file__).parent / "stacks").glob("Pulumi.*.yaml"))
+    objects = [
+        *dev_rendering.objects(),
+        *(o for stack in stacks for o in render(raw_from_stack_file(stack)[0]).objects()),
+    ]
+    known = {(kind.api_version, kind.kind) for kind in KINDS.values()}
+    assert {(o["apiVersion"], o["kind"]) for o in objects} - known <= NOT_YET_KNOWN
+
+
+# ------------------------------------------------------------------------------------- the configuration
+
+
+def test_a_controller_built_cluster_imports_as_exactly_this_configuration(imported):
+    assert imported.config == EXPECTED
+    assert load_config(imported.config)
+    assert about_the_cluster(imported.unexpressed) == []
+    assert NOT_FETCHED in imported.unexpressed[0]  # the snapshot fetched only some platform objects
+
+
+def test_legacy_and_unstamped_subscriptions_are_pinned_legacy_and_short_ones_stay_sticky(imported):
+    pins = {s["name"]: s.get("rateLimitIdentity") for s in imported.config["subscriptions"]}
+    # premium and platform-team: status legacy; basic: no stamp (pre-3.6); team-x: status short; team-y: the
+    # annotation short; redteam-eval: status short
+    assert pins == {
+        "premium": "legacy",
+        "platform-team": "legacy",
+        "basic": "legacy",
+        "team-x": None,
+        "team-y": None,
+        "redteam-eval": None,
+    }
+
+
+def test_upstream_without_telemetry_means_no_telemetry_so_it_is_imported_as_off(imported):
+    assert imported.config["tenants"][1]["telemetry"] == {"enabled": False}
+
+
+def test_the_largest_rate_and_the_annotation_mean_unlimited_but_real_rates_stay_rates():
+    capped = subscription(
+        DEFAULT,
+        "capped",
+        {"groups": [{"name": "g"}]},
+        [{"name": "granite-7b", "namespace": "llm", "tokenRateLimits": limits((10, "1m"))}],
+        "status:short",
+        annotations={"maas.opendatahub.io/unlimited-model-refs": "llm/granite-7b"},
+    )
+    result = import_cluster(controller_cluster(capped))
+    entry = next(s for s in result.config["subscriptions"] if s["name"] == "capped")
+    assert entry["modelRefs"] == [{"name": "granite-7b", "namespace": "llm", "tokenRateLimits": limits((10, "1m"))}]
+    assert (
+        "MaaSSubscription models-as-a-service/capped: maas.opendatahub.io/unlimited-model-refs lists llm/granite-7b, "
+        "but its rates are not the unlimited marker; its rates are imported as they are"
+    ) in result.unexpressed
+
+
+def test_a_route_the_controller_found_elsewhere_is_imported_from_the_model_status():
+    routed = model_ref("llm", "phi-3", "LLMInferenceService", "phi-3-mini", "phi-route")
+    routed["status"]["httpRouteNamespace"] = "routes"
+    entry = next(m for m in import_cluster(controller_cluster(routed)).config["models"] if m["name"] == "phi-3")
+    assert entry["route"] == {"name": "phi-route", "namespace": "routes"}
+
+
+def test_a_legacy_tenant_gives_the_gateway_oidc_and_settings_its_maas_tenant_config_lacks():
+    legacy = obj(
+        MAAS,
+        "Tenant",
+        "default-tenant",
+        DEFAULT,
+        spec={
+            "gatewayRef": {"namespace": "openshift-ingress", "name": "old-gateway"},
+            "externalOIDC": {"issuerUrl": "https://sso.example.com/realms/x", "clientId": "maas", "ttl": 600},
+            "apiKeys": {"maxExpirationDays": 7},
+            "payloadProcessing": {"replicas": 3},
+        },
+    )
+    config_only = tenant_config(DEFAULT, DEFAULT, {}, {"telemetry": {"enabled": True}})
+    cluster = Observed.of(
+        [
+            legacy,
+            config_only,
+            *(
+                o
+                for o in controller_objects()
+                if o["kind"] == "MaaSSubscription" and o["metadata"]["namespace"] == DEFAULT
+            ),
+        ],
+        listed=what_to_import().lists,
+    )
+    result = import_cluster(cluster)
+    assert result.config["tenants"] == [
+        {
+            "name": DEFAULT,
+            "oidc": {"issuerUrl": "https://sso.example.com/realms/x", "clientId": "maas", "ttl": 600},
+            "apiKeys": {"maxExpirationDays": 7},
+            "telemetry": {"enabled": True},
+        }
+    ]
+    assert result.config["platform"]["gateway"] == {"name": "old-gateway", "namespace": "openshift-ingress"}
+    assert (
+        "Tenant models-as-a-service/default-tenant: spec.payloadProcessing is not in effect (the controller's "
+        "migration does not copy it to the MaasTenantConfig), so it is left out"
+    ) in result.unexpressed
+
+
+def test_workloads_running_different_images_keep_the_most_used_one_and_say_so():
+    redteam_api = obj(
+        "apps/v1",
+        "Deployment",
+        "maas-api-redteam",
+        "odh-ai-gateway-infra",
+        spec={
+            "template": {"spec": {"containers": [{"name": "maas-api", "image": "quay.io/opendatahub/maas-api:v3.5.2"}]}}
+        },
+    )
+    result = import_cluster(controller_cluster(redteam_api))
+    assert result.config["platform"]["images"] == {"maasApi": "quay.io/opendatahub/maas-api:v3.5.2"}
+    assert (
+        "the cluster runs several images where platform.images.maasApi sets one (quay.io/opendatahub/maas-api:v3.5.2: "
+        "Deployment odh-ai-gateway-infra/maas-api-redteam; quay.io/opendatahub/maas-api:v3.6.0: Deployment "
+        "odh-ai-gateway-infra/maas-api); quay.io/opendatahub/maas-api:v3.5.2 is kept"
+    ) in result.unexpressed
+
+
+# ---------------------------------------------------------------------------- what cannot be expressed
+
+
+def test_whatever_cannot_be_expressed_is_reported_one_line_each_and_left_out():
+    cluster = controller_cluster(
+        obj(
+            MAAS,
+            "AITenant",
+            "redteam",
+            "ai-tenants",
+            spec={"gateway": {"name": "redteam-gateway"}, "rbac": {"admins": []}},
+        ),
+        obj(MAAS, "Config", "default", None, spec={"limitadorScrapeInterval": "30s", "usageLogging": True}),
+        tenant_config("team-b", "team-b", {}, {}),
+        model_ref("llm", "mystery", "InferenceService", "mystery", "mystery-route"),
+        model_ref("external-models", "claude", "ExternalModel", "claude", "maas-claude"),
+        obj(
+            MAAS,
+            "MaaSAuthPolicy",
+            "extra",
+            DEFAULT,
+            spec={
+                "modelRefs": [{"name": "granite-7b", "namespace": "llm"}],
+                "subjects": {"users": ["eve"]},
+                "futureField": 1,
+            },
+        ),
+        subscription(
+            "team-a",
+            "rogue",
+            {"users": ["mallory"]},
+            [{"name": "granite-7b", "namespace": "llm", "tokenRateLimits": limits((1, "1m"))}],
+            None,
+        ),
+        subscription(
+            DEFAULT,
+            "odd",
+            {"users": ["oscar"]},
+            [{"name": "granite-7b", "namespace": "llm", "tokenRateLimits": limits((1, "1m"))}],
+            "status:medium",
+        ),
+        opted_out_trlp(),
+        leave_out=(
+            "AITenant/ai-tenants/redteam",
+            "Config//default",
+            "TokenRateLimitPolicy/external-models/maas-trlp-gpt-4o",
+        ),
+    )
+    assert unexpressed(cluster) == [
+        "MaasTenantConfig team-b/default-tenant is in a namespace that is neither models-as-a-service nor "
+        "ai-tenant-{tenant}; this program derives each tenant's namespace from its name, so that tenant cannot be "
+        "expressed and is not imported",
+        "AITenant ai-tenants/redteam: spec.rbac has no key in this program's configuration, so it is left out",
+        "Config default: spec.usageLogging is True; this program has no key for it, so it is left out (that part "
+        "of the platform stays as the operator installs it)",
+        "MaaSModelRef external-models/claude: its backend, maas.opendatahub.io ExternalModel external-models/claude, "
+        "does not exist; an inference.opendatahub.io ExternalModel cannot be expressed by this program, so the model "
+        "is not imported",
+        "MaaSModelRef llm/mystery: its backend kind 'InferenceService' is not one this program can serve "
+        "(LLMInferenceService or ExternalModel), so the model is not imported",
+        "MaaSAuthPolicy models-as-a-service/extra: spec.futureField has no key in this program's configuration, so "
+        "it is left out",
+        "MaaSSubscription models-as-a-service/odd: its rate-limit identity stamp 'medium' is neither short nor "
+        "legacy; it is pinned to legacy (key-based counters), as the program would treat it",
+        "MaaSSubscription team-a/rogue is outside every tenant namespace (the controller ignores it too), so it is "
+        "not imported",
+        'TokenRateLimitPolicy external-models/maas-trlp-gpt-4o carries opendatahub.io/managed: "false" (an operator '
+        "opted it out); Pulumi leaves it alone either way; to make that visible in review, add {kind: "
+        "TokenRateLimitPolicy, namespace: external-models, name: maas-trlp-gpt-4o} to maas:unmanaged",
+    ]
+
+
+def opted_out_trlp() -> dict:
+    trlp = next(o for o in controller_objects() if ref_of(o) == "TokenRateLimitPolicy/external-models/maas-trlp-gpt-4o")
+    trlp = copy.deepcopy(trlp)
+    trlp["metadata"]["annotations"]["opendatahub.io/managed"] = "false"
+    return trlp
+
+
+def test_an_entry_the_configuration_rules_reject_is_left_out_with_the_reason():
+    greedy = subscription(
+        REDTEAM_NS,
+        "greedy",
+        {"users": ["trudy"]},
+        [{"name": "granite-7b", "namespace": "llm", "tokenRateLimits": limits((1, "1m"))}],
+        "status:short",
+    )
+    result = import_cluster(controller_cluster(greedy))
+    assert "greedy" not in {s["name"] for s in result.config["subscriptions"]}
+    rejected = [line for line in result.unexpressed if line.startswith("rejected by the configuration rules")]
+    assert len(rejected) == 1 and "maas:subscriptions[0] (ai-tenant-redteam/greedy).modelRefs[0]" in rejected[0]
+
+
+def test_a_cluster_with_nothing_to_import_is_a_clear_error():
+    empty = Observed.of([], listed=what_to_import().lists, crds={kind: True for kind in IMPORTED_KINDS})
+    with pytest.raises(CannotImportError) as caught:
+        import_cluster(empty)
+    assert caught.value.messages == [NOTHING]
+
+
+# ---------------------------------------------------------------------------------------- the import file
+
+
+def test_the_import_file_adopts_each_live_object_under_the_programs_name_parent_and_provider(imported):
+    resources = {r["name"]: r for r in imported.import_file["resources"]}
+    trlp = "kubernetes:kuadrant.io/v1alpha1:TokenRateLimitPolicy::llm/maas-trlp-llama-3-8b"
+    assert resources[trlp] == {
+        "type": "kubernetes:kuadrant.io/v1alpha1:TokenRateLimitPolicy",
+        "name": trlp,
+        "logicalName": "llm/maas-trlp-llama-3-8b",
+        "parent": "maas:index:Model::llm/llama-3-8b",
+        "provider": "kubernetes",
+        "id": "llm/maas-trlp-llama-3-8b",
+    }
+    assert resources["maas:index:Model::llm/llama-3-8b"] == {
+        "type": "maas:index:Model",
+        "name": "maas:index:Model::llm/llama-3-8b",
+        "logicalName": "llm/llama-3-8b",
+        "component": True,
+    }
+    namespace = resources["kubernetes:core/v1:Namespace::ai-tenant-redteam"]
+    assert (namespace["provider"], namespace["id"], namespace["parent"]) == (
+        "kubernetes-adopt",
+        "ai-tenant-redteam",
+        "maas:index:Tenant::redteam",
+    )
+    assert imported.import_file["nameTable"] == {
+        "kubernetes": "urn:pulumi:dev::maas::pulumi:providers:kubernetes::kubernetes",
+        "kubernetes-adopt": "urn:pulumi:dev::maas::pulumi:providers:kubernetes::kubernetes-adopt",
+    }
+
+
+def test_the_import_file_holds_exactly_the_live_objects_and_no_status_write(imported):
+    cluster = controller_cluster()
+    adopted = {
+        (r["type"].rpartition(":")[2], r["id"]) for r in imported.import_file["resources"] if not r.get("component")
+    }
+    live = {(ref.kind, f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name) for ref in cluster.objects}
+    unowned = {
+        ("AITenant", "ai-tenants/models-as-a-service"),
+        ("AITenant", "ai-tenants/redteam"),
+        ("Config", "default"),
+    }
+    assert adopted == live - unowned
+    assert not any(r["type"].startswith("pulumi-python:dynamic") for r in imported.import_file["resources"])
+    assert ObjectRef("Deployment", "odh-ai-gateway-infra", "maas-api-redteam") in cluster.got  # absent: created
+
+
+def test_every_entry_of_the_import_file_is_one_pulumi_import_resolves():
+    """`pulumi import --file`: unique names; parents name a component entry; providers name a nameTable entry;
+    components have no id and everything else has one (pkg/cmd/pulumi/operations/import.go, parseImportFile)."""
+    document = import_cluster(controller_cluster(), stack="prod").import_file
+    names = [r["name"] for r in document["resources"]]
+    components = {r["name"] for r in document["resources"] if r.get("component")}
+    assert len(names) == len(set(names)) and not set(names) & set(document["nameTable"])
+    for resource in document["resources"]:
+        assert set(resource) <= {"type", "name", "logicalName", "id", "parent", "provider", "component"}
+        assert resource.get("parent") in (None, *components)
+        assert ("id" in resource) != bool(resource.get("component"))
+        assert resource.get("provider") in (None, *document["nameTable"])
+    assert all(
+        urn.startswith("urn:pulumi:prod::maas::pulumi:providers:kubernetes::") for urn in document["nameTable"].values()
+    )
+
+
+def test_the_engine_leaves_the_root_stack_out_of_a_urn():
+    mock = "urn:pulumi:dev::maas::pulumi:pulumi:Stack$maas:index:Model$kubernetes:v1:Service::a/b"
+    assert engine_urn(mock) == "urn:pulumi:dev::maas::maas:index:Model$kubernetes:v1:Service::a/b"
+
+
+# ------------------------------------------------------------------------------------------- the round trip
+
+
+PROGRAM_ANNOTATIONS = {"pulumi.com/skipAwait", "opendatahub.io/managed", "maas.opendatahub.io/handed-over-by-pulumi"}
+
+
+def comparable(body: dict) -> dict:
+    """What the round trip compares: identity, labels but `managed-by`, the annotations the controller writes
+    (not the program's own operational ones: skipAwait and the `coexist` hand-over) and `spec`, with upstream's
+    `request.path` discovery exemption read as the `request.url_path` one this program writes (README, "What
+    differs from the upstream controller"; Limitador counters are keyed by limit and counters, not predicates)."""
+    metadata = body["metadata"]
+    spec = json.dumps(body["spec"], sort_keys=True)
+    return {
+        "name": (metadata["namespace"], metadata["name"]),
+        "labels": {k: v for k, v in (metadata.get("labels") or {}).items() if k != "app.kubernetes.io/managed-by"},
+        "annotations": {k: v for k, v in (metadata.get("annotations") or {}).items() if k not in PROGRAM_ANNOTATIONS},
+        "spec": spec.replace(
+            '!request.path.endsWith(\\"/v1/models\\")', '!request.url_path.endsWith(\\"/v1/models\\")'
+        ),
+    }
+
+
+def policies(objects) -> dict[str, dict]:
+    return {ref_of(o): comparable(o) for o in objects if o["kind"] in ("TokenRateLimitPolicy", "AuthPolicy")}
+
+
+def test_round_trip_every_generated_policy_equals_the_live_one_and_no_quota_resets(imported):
+    rendering = render(imported.config, observed=controller_cluster())
+    assert policies(rendering.objects()) == policies(controller_objects())
+    assert [w for w in rendering.warnings if "reset" in w] == []
+
+
+def test_round_trip_after_the_controller_is_gone(imported):
+    """The last step of the migration: `controllerMode: absent` renders the same policies."""
+    config = {**imported.config, "platform": {**imported.config["platform"], "controllerMode": "absent"}}
+    rendering = render(config, observed=controller_cluster())
+    assert policies(rendering.objects()) == policies(controller_objects())
+    assert [w for w in rendering.warnings if "reset" in w] == []
+
+
+# -------------------------------------------------------------------------------------------------- the CLI
+
+
+def test_cli_with_observed_prints_the_stack_file_writes_the_import_file_and_reports(tmp_path, capsys):
+    snapshot = tmp_path / "cluster.yaml"
+    snapshot.write_text(dump_snapshot(controller_cluster()))
+    import_file = tmp_path / "pulumi-import.json"
+    code = main(["import", "--observed", str(snapshot), "--stack", "prod", "--import-file", str(import_file)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.startswith(f"# Imported from the snapshot {snapshot} by `python -m maas import`")
+    stack = tmp_path / "Pulumi.prod.yaml"
+    stack.write_text(out)
+    assert raw_from_stack_file(stack)[0] == EXPECTED
+    written = json.loads(import_file.read_text())
+    assert written["nameTable"]["kubernetes"] == "urn:pulumi:prod::maas::pulumi:providers:kubernetes::kubernetes"
+    lines = err.splitlines()
+    assert lines[0].startswith("not expressed: ") and NOT_FETCHED in lines[0]
+    assert "imported 2 tenants, 5 models, 4 authPolicies and 6 subscriptions (3 pinned to legacy)" in err
+    assert lines[-1].startswith(
+        "next: review the configuration; pulumi up --target 'urn:pulumi:prod::maas::pulumi:providers:kubernetes::"
+        "kubernetes' --target 'urn:pulumi:prod::maas::pulumi:providers:kubernetes::kubernetes-adopt'; pulumi import "
+        f"--file {import_file} --protect=false --generate-code=false"
+    )
+
+
+def test_cli_with_nothing_to_import_exits_2_with_the_reason_and_writes_nothing(tmp_path, capsys):
+    snapshot = tmp_path / "empty.yaml"
+    snapshot.write_text(dump_snapshot(Observed.of([], listed=what_to_import().lists)))
+    import_file = tmp_path / "pulumi-import.json"
+    assert main(["import", "--observed", str(snapshot), "--import-file", str(import_file)]) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", f"error: {NOTHING}\n")
+    assert not import_file.exists()
+
+
+def test_cli_refuses_kubeconfig_without_context_and_an_unwritable_import_file(tmp_path, capsys):
+    snapshot = tmp_path / "cluster.yaml"
+    snapshot.write_text(dump_snapshot(controller_cluster()))
+    assert main(["import", "--observed", str(snapshot), "--kubeconfig", "k"]) == 2
+    assert capsys.readouterr().err == "error: --kubeconfig and --save-snapshot apply only with --context\n"
+    missing = tmp_path / "no-such-dir" / "import.json"
+    assert main(["import", "--observed", str(snapshot), "--import-file", str(missing)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"error: cannot write {missing}: No such file or directory\n"
+
+
+def test_cli_with_context_reads_the_cluster_twice_and_saves_what_it_read(tmp_path, capsys):
+    redteam_gateway = copy.deepcopy(platform_gateway())
+    redteam_gateway["metadata"]["name"] = "redteam-gateway"
+    cluster = [*controller_objects(), platform_gateway(), redteam_gateway, db_secret(), *all_crds()]
+    with FakeKube(cluster) as kube:
+        kubeconfig = tmp_path / "kubeconfig"
+        kubeconfig.write_text(kube.kubeconfig())
+        saved = tmp_path / "snapshot.yaml"
+        argv = ["import", "--context", "maas-dev", "--kubeconfig", str(kubeconfig), "--save-snapshot", str(saved)]
+        code = main([*argv, "--import-file", str(tmp_path / "import.json")])
+        out, err = capsys.readouterr()
+    assert code == 0, err
+    config = yaml.safe_load(out)["config"]
+    assert config["maas:platform"]["kubernetes"] == {"context": "maas-dev"}
+    assert config["maas:subscriptions"] == EXPECTED["subscriptions"]
+    observed = parse_snapshot(saved.read_text())
+    assert observed.lookup("Deployment", "odh-ai-gateway-infra", "maas-api").state == "present"
+    assert observed.lookup("Gateway", "openshift-ingress", "redteam-gateway").state == "present"
+    assert NOT_FETCHED not in err  # every owned object was asked for by name
