@@ -140,6 +140,7 @@ PAYLOAD_PRE_PROCESSING = "payload-pre-processing"
 PAYLOAD_PROCESSING_READER = "payload-processing-reader"
 PAYLOAD_PLUGINS = "payload-processing-plugins"
 SERVICE_CA_CONFIGMAP = "openshift-service-ca.crt"
+MAAS_DB_SECRET = "maas-db-config"  # maas-api's database connection, provided by operators in the infra namespace
 
 PAYLOAD_PROCESSING_TYPE_ANNOTATION = "maas.opendatahub.io/payload-processing-type"
 FORCE_MIGRATION_ANNOTATION = "maas.opendatahub.io/force-payload-processing-migration"

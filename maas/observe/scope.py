@@ -9,8 +9,6 @@ from .. import naming
 from ..config import MaasConfig
 from .snapshot import CRD_KIND, IMPORT_ONLY_KINDS, KINDS, ObjectRef, Scope
 
-MAAS_DB_SECRET = "maas-db-config"
-
 
 @dataclass(frozen=True)
 class ObservationRequest:
@@ -53,7 +51,7 @@ def _platform_objects(config: MaasConfig) -> list[ObjectRef]:
     infra, gateway_ns = config.platform.infraNamespace, config.platform.gateway.namespace
     deployments = [ObjectRef("Deployment", infra, naming.maas_api_name(t.name)) for t in config.tenants]
     plugins = [ObjectRef("ConfigMap", gateway_ns, naming.payload_plugins_name(t.name)) for t in config.tenants]
-    return [ObjectRef("Secret", infra, MAAS_DB_SECRET), *deployments, *plugins]
+    return [ObjectRef("Secret", infra, naming.MAAS_DB_SECRET), *deployments, *plugins]
 
 
 def _usage_dashboard(config: MaasConfig) -> list[ObjectRef]:

@@ -9,13 +9,13 @@ Only what the snapshot saw as absent counts; what it did not look at is not judg
 
 from __future__ import annotations
 
+from ... import naming
 from ...config import MaasConfig
 from ...config.errors import ConfigIssue
 from ...observe import KINDS, Observed
 from ..desired import Plan
 from .selfcheck import owner_path
 
-DB_SECRET = "maas-db-config"
 PATH = "cluster"
 
 
@@ -75,13 +75,13 @@ def _missing_db_secret(config: MaasConfig, plan: Plan, observed: Observed) -> li
     """maas-api cannot start without its database Secret, which operators provide."""
     namespace = config.platform.infraNamespace
     serves = any(o.kind == "Deployment" and o.namespace == namespace for o in plan.objects())
-    if not serves or observed.lookup("Secret", namespace, DB_SECRET).state != "absent":
+    if not serves or observed.lookup("Secret", namespace, naming.MAAS_DB_SECRET).state != "absent":
         return []
     return [
         ConfigIssue(
             PATH,
-            f"Secret {namespace}/{DB_SECRET} (maas-api's database connection) does not exist; create it before "
-            f"`pulumi up` (kubectl create secret generic {DB_SECRET} -n {namespace} "
+            f"Secret {namespace}/{naming.MAAS_DB_SECRET} (maas-api's database connection) does not exist; create it "
+            f"before `pulumi up` (kubectl create secret generic {naming.MAAS_DB_SECRET} -n {namespace} "
             "--from-literal=DB_CONNECTION_URL=postgres://...)",
         )
     ]

@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ... import naming
 from ...observe import KINDS, ObjectRef, Observed
 from ...observe.fields import int_at
 from .conditions import condition
 from .facts import Facts
 
-DB_SECRET = "maas-db-config"
 NOT_OBSERVED = "not observed: Pulumi publishes this status from configuration"
 
 
@@ -34,14 +34,14 @@ def observation_needed(facts: TenantFacts) -> tuple[ObjectRef, ...]:
     crds = [ObjectRef("CustomResourceDefinition", None, KINDS[kind].crd_name) for kind in facts.crd_kinds]
     return (
         ObjectRef("Deployment", facts.infra_namespace, facts.deployment),
-        ObjectRef("Secret", facts.infra_namespace, DB_SECRET),
+        ObjectRef("Secret", facts.infra_namespace, naming.MAAS_DB_SECRET),
         *crds,
     )
 
 
 def tenant_status(facts: TenantFacts, observed: Observed) -> dict[str, Any]:
     deployment = observed.lookup("Deployment", facts.infra_namespace, facts.deployment)
-    secret = observed.lookup("Secret", facts.infra_namespace, DB_SECRET)
+    secret = observed.lookup("Secret", facts.infra_namespace, naming.MAAS_DB_SECRET)
     if deployment.state == "unknown" or secret.state == "unknown":
         return _intended(facts)
     missing = [kind for kind in facts.crd_kinds if observed.installed(kind) is False]
@@ -98,7 +98,7 @@ def _dependencies_missing(facts: TenantFacts, kinds: list[str]) -> dict[str, Any
 
 
 def _prerequisites_missing(facts: TenantFacts) -> dict[str, Any]:
-    text = f"Secret {facts.infra_namespace}/{DB_SECRET} (maas-api's database) does not exist"
+    text = f"Secret {facts.infra_namespace}/{naming.MAAS_DB_SECRET} (maas-api's database) does not exist"
     return _status(
         facts,
         "Failed",
@@ -115,7 +115,7 @@ def _dependencies_met() -> dict[str, str]:
 
 
 def _prerequisites_met() -> dict[str, str]:
-    return condition("MaaSPrerequisitesAvailable", "True", "PrerequisitesMet", f"Secret {DB_SECRET} exists")
+    return condition("MaaSPrerequisitesAvailable", "True", "PrerequisitesMet", f"Secret {naming.MAAS_DB_SECRET} exists")
 
 
 def _degraded(facts: TenantFacts) -> dict[str, str]:

@@ -25,7 +25,7 @@ def rule(group: str, resources: list[str], verbs: list[str], names: list[str] | 
     return body
 
 
-DB_SECRET = rule("", ["secrets"], ["get"], ["maas-db-config"])
+DB_SECRET = rule("", ["secrets"], ["get"], [naming.MAAS_DB_SECRET])
 SUBJECT_ACCESS_REVIEWS = rule("authorization.k8s.io", ["subjectaccessreviews"], ["create"])
 API_SERVERS = rule("config.openshift.io", ["apiservers"], READ)
 GATEWAYS = rule(naming.GATEWAY_API_GROUP, ["gateways"], ["get"])
