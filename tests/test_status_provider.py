@@ -19,22 +19,13 @@ from maas.plan.status.model import ModelFacts, model_status
 from maas.plan.status.writes import merge_patch, stamp_conditions, unstamped
 from maas.tools.render import STATUS_TYPE, render
 from tests.fake_kube import FakeKube, Request, all_crds, kserve_route, llm_inference_service, platform_gateway
+from tests.test_model_status import GRANITE
 
 PATH = "/apis/maas.opendatahub.io/v1alpha1/namespaces/llm/maasmodelrefs/granite-7b/status"
 GRANITE_STATUS = "MaaSModelRef/status/llm/granite-7b"
 ROUTE_PATH = "/apis/gateway.networking.k8s.io/v1/namespaces/llm/httproutes/granite-7b-instruct-kserve-route"
 T1, T2 = "2026-12-01T10:00:00Z", "2026-12-01T11:00:00Z"
-FACTS = ModelFacts(
-    name="granite-7b",
-    namespace="llm",
-    kind="LLMInferenceService",
-    backend="granite-7b-instruct",
-    route_name="granite-7b-instruct-kserve-route",
-    route_namespace="llm",
-    gateway_name="maas-default-gateway",
-    gateway_namespace="openshift-ingress",
-    governed_by=("authPolicy", "subscription"),
-).to_inputs()
+FACTS = GRANITE.to_inputs()
 READY = {
     "phase": "Ready",
     "endpoint": "https://maas.example.com/granite-7b",

@@ -15,6 +15,7 @@ from .. import naming
 from ..config import MaasConfig
 from ..observe import Observed
 from ..observe.fields import mapping_at, text_at
+from ..observe.snapshot import thawed
 from .desired import Desired, Plan
 
 OPT_OUT_KINDS = ("TokenRateLimitPolicy", "AuthPolicy")
@@ -74,17 +75,9 @@ def _keep_orphan(plan: Plan, identity: Identity, body: Mapping[str, Any]) -> Non
         values = {k: v for k, v in mapping_at(body, "metadata", key).items() if isinstance(v, str)}
         if values:
             metadata[key] = dict(sorted(values.items()))
-    kept = {"apiVersion": body["apiVersion"], "kind": kind, "metadata": metadata, "spec": _plain(body.get("spec"))}
+    kept = {"apiVersion": body["apiVersion"], "kind": kind, "metadata": metadata, "spec": thawed(body.get("spec"))}
     model = naming.qualified(labels[naming.MODEL_NAMESPACE_LABEL], labels[naming.MODEL_LABEL])
     plan.add("Model", model, Desired(kept).unmanaged())
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    return value
 
 
 def _live_opt_out_warning(identity: Identity) -> str:
