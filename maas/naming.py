@@ -144,6 +144,7 @@ MAAS_DB_SECRET = "maas-db-config"  # maas-api's database connection, provided by
 
 PAYLOAD_PROCESSING_TYPE_ANNOTATION = "maas.opendatahub.io/payload-processing-type"
 FORCE_MIGRATION_ANNOTATION = "maas.opendatahub.io/force-payload-processing-migration"
+PAYLOAD_MIGRATION_ANNOTATION = "maas.opendatahub.io/payload-processing-migration"  # `blocked` while IPP is kept
 SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
 
 

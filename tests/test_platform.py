@@ -9,6 +9,7 @@ import yaml
 
 from maas import crdschema
 from maas.config import load_config
+from maas.observe import Observed
 from maas.plan.tenants.platform import tenant_platform
 from maas.tools.render import render
 from tests.conftest import objects_of, owned
@@ -37,7 +38,7 @@ def _body(tenant_objects, kind, name):
 def _built(raw, tenant_name):
     config = load_config(raw)
     tenant = next(t for t in config.tenants if t.name == tenant_name)
-    return tenant_platform(config, tenant)
+    return tenant_platform(config, tenant, Observed.nothing())
 
 
 # (kind, namespace or None, default tenant's name, tenant x's name): the table of upstream §4.4
@@ -374,16 +375,6 @@ def test_tenant_admin_role_rules(dev_raw):
         },
         {"apiGroups": ["maas.opendatahub.io"], "resources": ["maasmodelrefs"], "verbs": ["get", "list", "watch"]},
     ]
-
-
-def test_praxis_is_recorded_not_deployed_and_degrades_the_tenant(dev_raw):
-    dev_raw["tenants"][1]["payloadProcessing"] = {"type": "praxis", "forceMigration": True}
-    built = _built(dev_raw, "redteam")
-    annotations = _body(built.objects, "MaasTenantConfig", "default-tenant")["metadata"]["annotations"]
-    assert annotations["maas.opendatahub.io/payload-processing-type"] == "praxis"
-    assert annotations["maas.opendatahub.io/force-payload-processing-migration"] == "true"
-    assert _body(built.objects, "EnvoyFilter", "payload-processing-redteam")  # IPP stays in place
-    assert len(built.degraded) == 1 and "does not deploy yet" in built.degraded[0]
 
 
 def test_long_tenant_names_are_bounded_where_kubernetes_limits_them():

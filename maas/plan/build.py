@@ -39,7 +39,7 @@ def build_plan(config: MaasConfig, observed: Observed) -> Plan:
     _add_rate_limits(config, identities.of, plan)
     publication = _add_models(config, observed, identities.of, plan)
     add_access_control(config, plan)
-    add_tenants(config, plan)
+    add_tenants(config, observed, plan)
     apply_management_states(config, plan)
     apply_unmanaged(config, observed, plan)
     quota = quota_report(config, observed, plan)  # after the opt-outs: a policy Pulumi leaves alone resets nothing

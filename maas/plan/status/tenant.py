@@ -2,7 +2,8 @@
 
 `Pending` while a dependency CRD or the maas-api Deployment is not available, `Failed` without the
 `maas-db-config` Secret, `Active` once maas-api is available, `Degraded` when the program has warnings for the
-tenant. Written after the maas-api Deployment is awaited, and judged again at that moment on the live cluster.
+tenant; a blocked IPP-to-Praxis migration makes `Ready=False` (`MigrationBlocked`, seed 002). Written after the
+maas-api Deployment is awaited, and judged again at that moment on the live cluster.
 Without observation the status is the intended one, marked `NotObserved`.
 """
 
@@ -28,6 +29,7 @@ class TenantFacts(Facts):
     deployment: str  # the tenant's maas-api Deployment in the infra namespace
     crd_kinds: tuple[str, ...] = ()  # custom kinds the tenant's platform writes
     warnings: tuple[str, ...] = ()  # the program's warnings that make the tenant Degraded
+    migration_blocked: str = ""  # why the IPP-to-Praxis migration is blocked (Ready=False, MigrationBlocked)
 
 
 def observation_needed(facts: TenantFacts) -> tuple[ObjectRef, ...]:
@@ -40,6 +42,15 @@ def observation_needed(facts: TenantFacts) -> tuple[ObjectRef, ...]:
 
 
 def tenant_status(facts: TenantFacts, observed: Observed) -> dict[str, Any]:
+    """As judged below, except that a blocked migration turns `Ready=True` into `Ready=False` (seed 002)."""
+    status = _judged(facts, observed)
+    ready = status["conditions"][0]
+    if facts.migration_blocked and ready["status"] == "True":
+        status["conditions"][0] = condition("Ready", "False", "MigrationBlocked", facts.migration_blocked)
+    return status
+
+
+def _judged(facts: TenantFacts, observed: Observed) -> dict[str, Any]:
     deployment = observed.lookup("Deployment", facts.infra_namespace, facts.deployment)
     secret = observed.lookup("Secret", facts.infra_namespace, naming.MAAS_DB_SECRET)
     if deployment.state == "unknown" or secret.state == "unknown":

@@ -13,13 +13,14 @@ from ...observe import KINDS, Observed
 from ..desired import Plan, object_identity, status_write
 from ..status import writes_status
 from ..status.tenant import TenantFacts, tenant_status
+from .migration import blocked_message
 from .platform import tenant_outputs, tenant_platform
 from .shared import shared_platform
 
 PLATFORM = ("Platform", "platform")
 
 
-def add_tenants(config: MaasConfig, plan: Plan) -> None:
+def add_tenants(config: MaasConfig, observed: Observed, plan: Plan) -> None:
     """Every tenant's platform under its `Tenant`; the shared objects once, while any tenant still needs them."""
     for tenant in sorted(config.tenants, key=lambda t: t.name):
         owner = plan.owner("Tenant", tenant.name)
@@ -27,7 +28,7 @@ def add_tenants(config: MaasConfig, plan: Plan) -> None:
             owner.outputs["phase"] = "Removed"
             plan.warnings.extend(_left_behind(config, tenant))
             continue
-        built = tenant_platform(config, tenant)
+        built = tenant_platform(config, tenant, observed)
         owner.objects.extend(built.objects)
         owner.outputs.update(tenant_outputs(config, tenant, built))
         if tenant.managementState == "Unmanaged":
@@ -87,4 +88,11 @@ def _tenant_facts(config: MaasConfig, tenant: TenantConfig, owner) -> TenantFact
         deployment=naming.maas_api_name(tenant.name),
         crd_kinds=tuple(sorted(kinds)),
         warnings=tuple(owner.outputs.get("warnings", ())),
+        migration_blocked=_migration_blocked(owner.outputs.get("payloadProcessingMigration")),
     )
+
+
+def _migration_blocked(migration: dict | None) -> str:
+    if migration is None or migration["outcome"] != "blocked":
+        return ""
+    return blocked_message(migration["causes"])

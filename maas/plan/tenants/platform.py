@@ -12,8 +12,10 @@ from typing import Any
 
 from ... import naming
 from ...config import MaasConfig, TenantConfig
+from ...observe import Observed
 from ..desired import Desired, k8s_object
 from .maasapi import maas_api
+from .migration import Decision, migration_decision
 from .payload import payload_processing
 from .rbac import tenant_admin_role
 from .telemetry import gateway_telemetry, telemetry_labels
@@ -24,25 +26,29 @@ MAAS_API_REPLICAS_ANNOTATION = "maas.opendatahub.io/maas-api-replicas"
 
 @dataclass
 class TenantPlatform:
-    """A tenant's objects, the warnings to show, and those warnings that make the tenant Degraded."""
+    """A tenant's objects, the warnings to show, those that make the tenant Degraded, and the migration's."""
 
     objects: list[Desired] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
+    migration: Decision | None = None  # None for an IPP tenant
 
 
-def tenant_platform(config: MaasConfig, tenant: TenantConfig) -> TenantPlatform:
-    built = TenantPlatform()
-    in_namespace = [_tenant_config(tenant), tenant_admin_role(tenant)]
+def tenant_platform(config: MaasConfig, tenant: TenantConfig, observed: Observed) -> TenantPlatform:
+    """`observed` decides a Praxis tenant's migration (its live plugins ConfigMap)."""
+    built = TenantPlatform(migration=_migration(config, tenant, observed))
+    in_namespace = [_tenant_config(tenant, built.migration), tenant_admin_role(tenant)]
     namespace = _namespace(tenant)
     built.objects += [namespace, *(replace(obj, depends_on=(namespace.identity,)) for obj in in_namespace)]
     built.objects += maas_api(config, tenant)
     payload, replica_warnings = payload_processing(config, tenant)
+    if _cleans_up(tenant, built.migration):
+        payload, replica_warnings = [], []  # unregistered, so Pulumi deletes them; their settings no longer apply
     built.objects += payload
     telemetry, privacy_warnings = gateway_telemetry(config.platform, tenant)
     built.objects += telemetry
-    built.degraded = replica_warnings + _praxis_warnings(tenant)
-    built.warnings = built.degraded + privacy_warnings
+    built.degraded = replica_warnings + _migration_warnings(tenant, built.migration)
+    built.warnings = built.degraded + privacy_warnings + list(built.migration.notes if built.migration else ())
     return built
 
 
@@ -53,6 +59,7 @@ def tenant_outputs(config: MaasConfig, tenant: TenantConfig, built: TenantPlatfo
         "telemetryLabels": telemetry_labels(tenant),
         "phase": "Degraded" if built.degraded else "Active",
         "warnings": built.degraded,
+        **_migration_outputs(built.migration),
     }
 
 
@@ -63,7 +70,7 @@ def _namespace(tenant: TenantConfig) -> Desired:
     return Desired(namespace, retain_on_delete=True, adopt=True)
 
 
-def _tenant_config(tenant: TenantConfig) -> Desired:
+def _tenant_config(tenant: TenantConfig, migration: Decision | None) -> Desired:
     """`MaasTenantConfig/default-tenant`, so that kubectl users and the admission webhooks see the tenant."""
     settings = tenant.payloadProcessing
     payload = settings.model_dump(include={"replicas", "autoscaling"}, exclude_none=True)
@@ -71,10 +78,12 @@ def _tenant_config(tenant: TenantConfig) -> Desired:
     if payload:
         spec["payloadProcessing"] = payload
     annotations = {MAAS_API_REPLICAS_ANNOTATION: str(tenant.maasApiReplicas)}
-    if settings.type == "praxis":
+    if migration is not None:
         annotations[naming.PAYLOAD_PROCESSING_TYPE_ANNOTATION] = "praxis"
-    if settings.forceMigration:
-        annotations[naming.FORCE_MIGRATION_ANNOTATION] = "true"
+        if settings.forceMigration:
+            annotations[naming.FORCE_MIGRATION_ANNOTATION] = "true"
+        if migration.outcome == "blocked":
+            annotations[naming.PAYLOAD_MIGRATION_ANNOTATION] = "blocked"
     body = k8s_object(
         MAAS_API_VERSION,
         "MaasTenantConfig",
@@ -87,20 +96,38 @@ def _tenant_config(tenant: TenantConfig) -> Desired:
     return Desired(body)
 
 
-def _praxis_warnings(tenant: TenantConfig) -> list[str]:
-    """Praxis objects are not described by the references; the choice is only recorded, IPP keeps running."""
+def _migration(config: MaasConfig, tenant: TenantConfig, observed: Observed) -> Decision | None:
+    if tenant.payloadProcessing.type != "praxis":
+        return None
+    namespace = config.platform.gateway.namespace
+    live = observed.lookup("ConfigMap", namespace, naming.payload_plugins_name(tenant.name))
+    externals = [m for m in config.models if m.tenant == tenant.name and m.modelRef.kind == "ExternalModel"]
+    return migration_decision(tenant, live, externals, namespace)
+
+
+def _cleans_up(tenant: TenantConfig, migration: Decision | None) -> bool:
+    """Never for an Unmanaged tenant: Pulumi neither updates nor deletes its objects."""
+    return tenant.managementState == "Managed" and migration is not None and migration.outcome == "cleanup"
+
+
+def _migration_warnings(tenant: TenantConfig, migration: Decision | None) -> list[str]:
+    """A blocked migration's causes, one line each, and the accepted risks; settings that do nothing with IPP."""
     settings = tenant.payloadProcessing
-    if settings.type != "praxis":
-        if settings.apiTranslation is None and not settings.forceMigration:
-            return []
-        return [
-            f"maas:tenants ({tenant.name}).payloadProcessing: apiTranslation and forceMigration only apply to the "
-            "IPP-to-Praxis migration (type: praxis); with type ipp they have no effect"
-        ]
-    unwritten = "; apiTranslation is not written (the MaasTenantConfig CRD has no such field)"
+    if migration is not None:
+        subject = f"maas:tenants ({tenant.name}).payloadProcessing"
+        return [f"{subject}: IPP-to-Praxis migration blocked: {cause}" for cause in migration.causes] + list(
+            migration.warnings
+        )
+    if settings.apiTranslation is None and not settings.forceMigration:
+        return []
     return [
-        f"maas:tenants ({tenant.name}).payloadProcessing.type is praxis, which this program does not deploy yet "
-        f"(the Praxis objects and the IPP-to-Praxis migration are not specified): the choice is recorded on "
-        f"MaasTenantConfig/default-tenant and the IPP payload processing stays in place"
-        + (unwritten if settings.apiTranslation else "")
+        f"maas:tenants ({tenant.name}).payloadProcessing: apiTranslation and forceMigration only apply to the "
+        "IPP-to-Praxis migration (type: praxis); with type ipp they have no effect"
     ]
+
+
+def _migration_outputs(migration: Decision | None) -> dict[str, Any]:
+    """A Praxis tenant's `payloadProcessingMigration` output (what the status writer's facts are built from)."""
+    if migration is None:
+        return {}
+    return {"payloadProcessingMigration": {"outcome": migration.outcome, "causes": list(migration.causes)}}
