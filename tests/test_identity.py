@@ -59,8 +59,10 @@ def test_an_existing_subscription_keeps_its_live_identity(live_object, expected)
     assert chosen(raw(subscription("old")), cluster(live_object)) == ({f"{NS}/old": expected}, [])
 
 
-def test_the_status_stamp_wins_over_the_annotation():
-    assert chosen(raw(subscription("old")), cluster(live("old", "short", "legacy")))[0] == {f"{NS}/old": "short"}
+def test_this_programs_annotation_wins_over_a_stale_status_stamp():
+    """In `coexist` the controller's old `status.rateLimitIdentity: legacy` stays while the program rendered short
+    (an explicit value, since cleared): clearing keeps the sticky value, the one the policy counts on."""
+    assert chosen(raw(subscription("old")), cluster(live("old", "legacy", "short")))[0] == {f"{NS}/old": "short"}
 
 
 def test_a_subscription_the_cluster_does_not_have_is_new_and_short():

@@ -13,6 +13,7 @@ import yaml
 from maas.config import ConfigError, load_config, raw_from_stack_file
 from maas.observe import KINDS, ObjectRef, Observed, Scope, dump_snapshot, parse_snapshot
 from maas.observe.scope import IMPORTED_KINDS, what_to_import
+from maas.observe.snapshot import thawed
 from maas.tools.cli import main
 from maas.tools.importer import NOTHING, CannotImportError, import_cluster
 from maas.tools.importing.import_file import engine_urn
@@ -457,8 +458,8 @@ def test_whatever_cannot_be_expressed_is_reported_one_line_each_and_left_out():
         "(LLMInferenceService or ExternalModel), so the model is not imported",
         "MaaSAuthPolicy models-as-a-service/extra: spec.futureField has no key in this program's configuration, so "
         "it is left out",
-        "MaaSSubscription models-as-a-service/odd: its rate-limit identity stamp 'medium' is neither short nor "
-        "legacy; it is pinned to legacy (key-based counters), as the program would treat it",
+        "subscription models-as-a-service/odd: the cluster stamps it rateLimitIdentity 'medium', which is neither "
+        "short nor legacy; it keeps legacy (key-based counters); set rateLimitIdentity to choose",
         "MaaSSubscription team-a/rogue is outside every tenant namespace (the controller ignores it too), so it is "
         "not imported",
         'TokenRateLimitPolicy external-models/maas-trlp-gpt-4o carries opendatahub.io/managed: "false" (an operator '
@@ -672,3 +673,43 @@ def test_cli_with_context_reads_the_cluster_twice_and_saves_what_it_read(tmp_pat
     assert observed.lookup("Deployment", "odh-ai-gateway-infra", "maas-api").state == "present"
     assert observed.lookup("Gateway", "openshift-ingress", "redteam-gateway").state == "present"
     assert NOT_FETCHED not in err  # every owned object was asked for by name
+
+
+# ----------------------------------------------------------------------------------------------- hostile input
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "value"),
+    [
+        ("MaaSSubscription", ("status",), 5),
+        ("MaaSSubscription", ("spec", "modelRefs"), 5),
+        ("MaaSModelRef", ("status",), 7),
+        ("MaaSModelRef", ("metadata", "annotations"), 5),
+        ("MaaSAuthPolicy", ("spec", "modelRefs"), 5),
+        ("AITenant", ("spec", "gateway"), 3),
+    ],
+    ids=[
+        "subscription-status",
+        "subscription-modelRefs",
+        "modelref-status",
+        "modelref-annotations",
+        "policy-modelRefs",
+        "aitenant-gateway",
+    ],
+)
+def test_a_cr_of_the_wrong_shape_is_reported_and_left_out_never_a_crash(kind, path, value):
+    cluster = controller_cluster()
+    objects = [copy.deepcopy(dict(thawed(o))) for o in cluster.objects.values()]
+    target = next(o for o in objects if o["kind"] == kind)
+    holder = target
+    for key in path[:-1]:
+        holder = holder.setdefault(key, {})
+    holder[path[-1]] = value
+    hostile = Observed.of(objects, cluster.listed, cluster.got, dict(cluster.crds), cluster.cluster)
+    try:
+        result = import_cluster(hostile)
+        lines = result.unexpressed
+    except CannotImportError as error:
+        lines = error.messages
+    name = f"{kind} {target['metadata'].get('namespace')}/{target['metadata']['name']}"
+    assert any(line.startswith(f"{name} does not match its CRD") for line in lines), lines

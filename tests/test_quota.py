@@ -389,3 +389,57 @@ def test_with_quota_resets_warn_nothing_blocks():
     record = {"subscription": f"{NS}/gold", "model": "llm/granite", "oldLimit": "x", "newLimit": "y"}
     record |= {"reason": "its rates changed", "accepted": False}
     assert quota_issues(load_config(raw(subscription("gold"))), [record]) == []
+
+
+# ------------------------------------------------------------------------------- review: moves and stale answers
+
+
+def test_a_new_route_for_the_model_resets_every_member():
+    """Kuadrant puts a policy's limits in the Limitador namespace of its target route."""
+    before = raw(subscription("gold"), subscription("silver"))
+    after = raw(subscription("gold"), subscription("silver"))
+    after["models"] = [{**MODEL, "route": {"name": "granite-v2-route"}}]
+    reason = "its model's route changes from granite-kserve-route to granite-v2-route"
+    assert [w for w in warnings(after, upgraded_from(before)) if w.startswith("quota reset:")] == [
+        line("gold", "tokens-100-per-1m", "tokens-100-per-1m", reason),
+        line("silver", "tokens-100-per-1m", "tokens-100-per-1m", reason),
+    ]
+
+
+def test_a_policy_that_moves_to_another_namespace_resets_every_member():
+    before = raw(subscription("gold"))
+    after = raw(subscription("gold"))
+    after["models"] = [{**MODEL, "route": {"name": "granite-kserve-route", "namespace": "serving"}}]
+    observed = upgraded_from(before)
+    observed = Observed.of(
+        [dict(o) for o in observed.objects.values()], [*LISTED, Scope("TokenRateLimitPolicy", "serving")]
+    )
+    assert [w for w in warnings(after, observed) if w.startswith("quota reset:")] == [
+        line("gold", "tokens-100-per-1m", "tokens-100-per-1m", "its policy moves from llm/maas-trlp-granite")
+    ]
+
+
+def test_live_limits_of_any_shape_are_read_without_crashing():
+    def broken(policy):
+        limit = next(iter(policy["spec"]["limits"].values()))
+        limit["rates"] = [{"limit": {"a": 1}, "window": 5}, "x"]
+        limit["counters"] = 7
+        return policy
+
+    assert build_plan(load_config(raw(subscription("gold"))), upgraded_from(raw(subscription("gold")), broken))
+
+
+def test_an_acceptance_with_nothing_to_accept_is_pointed_out():
+    after = raw(subscription("gold"), acceptQuotaResets=[f"{NS}/gold"])
+    assert (
+        f"maas:acceptQuotaResets lists {NS}/gold, but this update resets none of its counters; remove it so that a "
+        "later reset is not accepted unseen"
+    ) in warnings(after, upgraded_from(raw(subscription("gold"))))
+
+
+def test_a_snapshot_that_did_not_see_the_policies_says_continuity_was_not_checked():
+    observed = Observed.of([live_subscription("gold", "short")], listed=[Scope("MaaSSubscription", NS)])
+    assert (
+        "quota continuity not checked for 1 model(s) (llm/granite): their live TokenRateLimitPolicies were not "
+        "observed, so a reset there would not be reported"
+    ) in warnings(raw(subscription("gold")), observed)

@@ -16,7 +16,10 @@ from typing import Any
 
 from .. import naming
 from ..config import ConfigError, load_config
+from ..crdschema import validate
 from ..observe import ObjectRef, Observed
+from ..observe.scope import IMPORTED_KINDS
+from ..observe.snapshot import thawed
 from .importing.common import Report
 from .importing.entries import import_auth_policies, import_models, import_subscriptions, opt_outs
 from .importing.images import live_images
@@ -25,6 +28,7 @@ from .importing.tenants import import_tenants
 from .render import Rendering, render
 
 ENTRY_KEYS = ("tenants", "models", "authPolicies", "subscriptions")
+CR_KINDS = frozenset(IMPORTED_KINDS) - {"TokenRateLimitPolicy", "AuthPolicy"}  # what the configuration is read from
 ENTRY_PATH = re.compile(r"maas:(" + "|".join(ENTRY_KEYS) + r")\[(\d+)\]")
 PLATFORM_ORDER = ("controllerMode", "gateway", "infraNamespace", "images", "usageMetricsDashboard", "kubernetes")
 NOTHING = (
@@ -56,6 +60,7 @@ class CannotImportError(Exception):
 def import_cluster(observed: Observed, stack: str = "dev") -> Imported:
     """The whole import of one snapshot, for stack `stack` (the URNs of the import file name it)."""
     report = Report()
+    observed = well_formed(observed, report)
     config = configuration(observed, report)
     rendering = _rendered(config, stack, observed)
     images = live_images(rendering, observed, load_config(config).platform, report)
@@ -64,6 +69,26 @@ def import_cluster(observed: Observed, stack: str = "dev") -> Imported:
         rendering = _rendered(config, stack, observed)
     import_file, notes = pulumi_import_file(rendering, observed)
     return Imported(config, import_file, report.messages + notes, rendering.warnings)
+
+
+def well_formed(observed: Observed, report: Report) -> Observed:
+    """The snapshot without the controller's CRs whose values have the wrong type for their CRD (a hand-edited
+    snapshot may hold `status: 5`): each is reported and left out, so nothing below reads a value of the wrong
+    shape. Other CRD rules are the importer's to explain, and fields the vendored CRD does not know are no reason
+    (a newer controller writes some)."""
+    kept, dropped = [], []
+    for ref, body in sorted(observed.objects.items(), key=lambda item: item[0].sort_key):
+        problems = [p for p in validate(thawed(body)) if "is not of type" in p] if ref.kind in CR_KINDS else []
+        if problems:
+            dropped.append(ref)
+            report.add(
+                f"{ref.kind} {ref.namespace}/{ref.name} does not match its CRD ({problems[0]}), so it is left out"
+            )
+        else:
+            kept.append(thawed(body))
+    if not dropped:
+        return observed
+    return Observed.of(kept, observed.listed, observed.got, dict(observed.crds), observed.cluster)
 
 
 def owned_by(config: dict[str, Any], observed: Observed, stack: str = "dev") -> list[ObjectRef]:

@@ -19,6 +19,7 @@ from ... import naming
 from ...config import ConfigIssue, MaasConfig
 from ...config.errors import escaped, quoted
 from ...observe import Observed
+from ...observe.fields import int_at, items_at, mapping_at, text_at
 from ..desired import Desired, Plan
 from ..policies.identity import Identity
 from ..policies.ratelimit import IDENTITY_ATTRIBUTE, Rate, limit_name, model_scoped_key, rate_set, short_id
@@ -99,18 +100,88 @@ def quota_report(config: MaasConfig, observed: Observed, plan: Plan) -> QuotaRep
     ids = _short_ids(config)
     resets: list[Reset] = []
     warnings: list[str] = []
+    elsewhere = _live_by_model(observed)
+    unobserved = []
     for model in sorted(config.models, key=lambda m: m.key):
         name = naming.trlp_name(model.name)
         live = observed.lookup(KIND, model.route_namespace, name)
         target = planned.get((model.route_namespace, name))
-        if live.state == "present" and _changed_by_pulumi(target):
+        if not _changed_by_pulumi(target):
+            continue
+        after = _members(target.body, model.key, ids[model.key], warnings)
+        if live.state == "unknown":
+            unobserved.append(model.key)
+        elif live.state == "present":
             before = _members(live.object, model.key, ids[model.key], warnings)
-            after = _members(target.body, model.key, ids[model.key], warnings)
-            resets += _model_resets(model.key, before, after)
-    resets.sort(key=lambda r: (r.subscription, r.model, r.old_limit))
+            moved = _route_change(live.object, target.body)
+            resets += (
+                _moved_resets(model.key, before, after, moved) if moved else _model_resets(model.key, before, after)
+            )
+        for other in elsewhere.get(model.key, ()):
+            if _where(other) != (model.route_namespace, name):
+                before = _members(other, model.key, ids[model.key], warnings)
+                resets += _moved_resets(model.key, before, after, f"its policy moves from {'/'.join(_where(other))}")
+    resets = sorted(set(resets), key=lambda r: (r.subscription, r.model, r.old_limit))
     accepted = set(config.acceptQuotaResets)
     outputs = [_output(reset, reset.subscription in accepted) for reset in resets]
-    return QuotaReport(tuple(resets), warnings + reset_lines(resets, accepted), outputs)
+    notes = _unobserved_warning(unobserved, observed) + _stale_acceptances(accepted, resets)
+    return QuotaReport(tuple(resets), warnings + notes + reset_lines(resets, accepted), outputs)
+
+
+def _where(policy: Mapping[str, Any]) -> tuple[str, str]:
+    return text_at(policy, "metadata", "namespace") or "", text_at(policy, "metadata", "name") or ""
+
+
+def _live_by_model(observed: Observed) -> dict[str, list[Mapping[str, Any]]]:
+    """Live policies by the model their labels name: a model whose route moved finds its old policy elsewhere."""
+    found: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for ref, body in sorted(observed.objects.items(), key=lambda item: item[0].sort_key):
+        labels = mapping_at(body, "metadata", "labels")
+        model, namespace = text_at(labels, naming.MODEL_LABEL), text_at(labels, naming.MODEL_NAMESPACE_LABEL)
+        if ref.kind == KIND and model and namespace:
+            found[naming.qualified(namespace, model)].append(body)
+    return found
+
+
+def _route_change(live: Mapping[str, Any], planned: Mapping[str, Any]) -> str | None:
+    """Kuadrant puts a policy's limits in the Limitador namespace of its target route: a new target is a new
+    namespace, so every counter of the policy starts again."""
+    before, after = mapping_at(live, "spec", "targetRef"), mapping_at(planned, "spec", "targetRef")
+    if text_at(before, "name") == text_at(after, "name") and text_at(before, "kind") == text_at(after, "kind"):
+        return None
+    return f"its model's route changes from {text_at(before, 'name')} to {text_at(after, 'name')}"
+
+
+def _moved_resets(model: str, live: Members, planned: Members, reason: str) -> list[Reset]:
+    """Every member kept on the model loses its counter: the limits are new to Limitador whatever their names."""
+    resets = []
+    for subscription in sorted(set(live) & set(planned)):
+        new = planned[subscription][0]
+        for old in live[subscription]:
+            if old.rates and new.rates:
+                resets.append(Reset(subscription, model, old.limit, new.limit, reason))
+    return resets
+
+
+def _unobserved_warning(models: list[str], observed: Observed) -> list[str]:
+    """Say when continuity was not checked at all, unless nothing was observed (the renderer says that once)."""
+    if not models or not (observed.listed or observed.got or observed.objects):
+        return []
+    shown = ", ".join(models[:SHOWN]) + (f" and {len(models) - SHOWN} more" if len(models) > SHOWN else "")
+    return [
+        f"quota continuity not checked for {len(models)} model(s) ({shown}): their live TokenRateLimitPolicies "
+        "were not observed, so a reset there would not be reported"
+    ]
+
+
+def _stale_acceptances(accepted: set[str], resets: Sequence[Reset]) -> list[str]:
+    """An acceptance left in place would silently accept the next, unrelated reset of that subscription."""
+    resetting = {reset.subscription for reset in resets}
+    return [
+        f"{ACCEPT_KEY} lists {key}, but this update resets none of its counters; remove it so that a later reset "
+        "is not accepted unseen"
+        for key in sorted(accepted - resetting)
+    ]
 
 
 def _changed_by_pulumi(target: Desired | None) -> bool:
@@ -167,14 +238,14 @@ def _subscription(clause: Clause, model: str, ids: Mapping[str, str]) -> str | N
 
 
 def _rates(limit: Mapping[str, Any]) -> tuple[Rate, ...]:
-    rates = limit.get("rates") or ()
-    return rate_set((rate.get("limit"), rate.get("window")) for rate in rates if isinstance(rate, Mapping))
+    """The limit's rates; entries of another shape are left out (a live object may hold anything)."""
+    rates = [(int_at(rate, "limit", default=-1), text_at(rate, "window")) for rate in items_at(limit, "rates")]
+    return rate_set((n, w) for n, w in rates if n >= 0 and w is not None)
 
 
 def _counters(limit: Mapping[str, Any]) -> frozenset[str]:
     """Limitador keeps counter variables as a set: their order names no other counter."""
-    counters = limit.get("counters") or ()
-    return frozenset(str(c.get("expression")) for c in counters if isinstance(c, Mapping))
+    return frozenset(text_at(c, "expression") or "" for c in items_at(limit, "counters"))
 
 
 def _model_resets(model: str, live: Members, planned: Members) -> list[Reset]:

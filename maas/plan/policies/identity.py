@@ -1,9 +1,10 @@
 """Which rate-limit identity each subscription uses: seed 002's sticky identity.
 
 An existing subscription keeps the identity the cluster knows it by, so an upgrade or a takeover resets no live
-Limitador counter: the observed MaaSSubscription's `status.rateLimitIdentity`, else its annotation
-`maas.opendatahub.io/rate-limit-identity` (which this program writes, so the stamp survives a CRD that prunes the
-status field), else `legacy` for a subscription that exists without a stamp (pre-3.6). A subscription the cluster
+Limitador counter: the observed MaaSSubscription's annotation `maas.opendatahub.io/rate-limit-identity` (which
+this program writes, so the stamp survives a CRD that prunes the status field), else its
+`status.rateLimitIdentity` (the controller's stamp), else `legacy` for a subscription that exists without a
+stamp (pre-3.6). A subscription the cluster
 does not have is new: `short`. An explicit `rateLimitIdentity` in configuration wins, and the preview says when
 it changes the live identity (that resets the subscription's counters). Clearing the field keeps the live value.
 """
@@ -37,7 +38,7 @@ def effective_identities(config: MaasConfig, observed: Observed) -> Identities:
     unobserved = []
     for subscription in sorted(config.subscriptions, key=lambda s: s.key):
         lookup = observed.lookup("MaaSSubscription", subscription.namespace, subscription.name)
-        live = None if lookup.state != "present" else live_identity(lookup.object, subscription, warnings)
+        live = None if lookup.state != "present" else live_identity(lookup.object, subscription.key, warnings)
         if subscription.rateLimitIdentity is not None:
             chosen[subscription.key] = subscription.rateLimitIdentity
             if live is not None and live != subscription.rateLimitIdentity:
@@ -52,16 +53,18 @@ def effective_identities(config: MaasConfig, observed: Observed) -> Identities:
     return Identities(chosen, warnings)
 
 
-def live_identity(obj: Mapping[str, Any], subscription: SubscriptionConfig, warnings: list[str]) -> Identity:
+def live_identity(obj: Mapping[str, Any], subscription: str, warnings: list[str]) -> Identity:
     """The stamp of a live MaaSSubscription; a stamp this program does not know keeps the key-based counters."""
-    stamp = text_at(obj, "status", "rateLimitIdentity") or text_at(
-        obj, "metadata", "annotations", naming.RATE_LIMIT_IDENTITY_ANNOTATION
+    # The annotation first: this program writes it with every apply, so it is current even where the status is
+    # not (`coexist` leaves a controller's stale status; an older CRD prunes the field; a status write failed).
+    stamp = text_at(obj, "metadata", "annotations", naming.RATE_LIMIT_IDENTITY_ANNOTATION) or text_at(
+        obj, "status", "rateLimitIdentity"
     )
     if stamp is None:
         return "legacy"
     if stamp not in IDENTITIES:
         warnings.append(
-            f"subscription {subscription.key}: the cluster stamps it rateLimitIdentity {stamp!r}, which is neither "
+            f"subscription {subscription}: the cluster stamps it rateLimitIdentity {stamp!r}, which is neither "
             "short nor legacy; it keeps legacy (key-based counters); set rateLimitIdentity to choose"
         )
         return "legacy"

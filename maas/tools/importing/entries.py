@@ -9,7 +9,7 @@ from typing import Any
 from ... import naming
 from ...observe import Observed
 from ...plan.models.resources import UNLIMITED_RATE
-from ...plan.policies.identity import IDENTITIES
+from ...plan.policies.identity import live_identity
 from .common import (
     Object,
     Report,
@@ -208,16 +208,12 @@ def _subscription_ref(subscription: Object, ref: Any, unlimited: set[str], repor
 
 
 def _stamp(subscription: Object, report: Report) -> str:
-    """Seed 002's sticky identity: the status stamp, else the annotation; none (pre-3.6) is legacy."""
-    status = subscription.get("status") or {}
-    annotations = metadata(subscription).get("annotations") or {}
-    stamp = status.get("rateLimitIdentity") or annotations.get(naming.RATE_LIMIT_IDENTITY_ANNOTATION) or "legacy"
-    if stamp not in IDENTITIES:
-        report.add(
-            f"{describe(subscription)}: its rate-limit identity stamp {stamp!r} is neither short nor legacy; it is "
-            "pinned to legacy (key-based counters), as the program would treat it"
-        )
-        return "legacy"
+    """Seed 002's sticky identity, read exactly as the program reads it (`policies.identity.live_identity`)."""
+    found: list[str] = []
+    meta = metadata(subscription)
+    stamp = live_identity(subscription, f"{meta.get('namespace')}/{meta.get('name')}", found)
+    for message in found:
+        report.add(message)
     return stamp
 
 
