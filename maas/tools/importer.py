@@ -21,6 +21,7 @@ from ..observe import ObjectRef, Observed
 from ..observe.scope import IMPORTED_KINDS
 from ..observe.snapshot import thawed
 from .importing.common import Report
+from .importing.drift import policy_drift
 from .importing.entries import import_auth_policies, import_models, import_subscriptions, opt_outs
 from .importing.images import live_images
 from .importing.import_file import owned_objects, pulumi_import_file
@@ -68,7 +69,9 @@ def import_cluster(observed: Observed, stack: str = "dev") -> Imported:
         config["platform"] = _ordered({**config["platform"], "images": images})
         rendering = _rendered(config, stack, observed)
     import_file, notes = pulumi_import_file(rendering, observed)
-    return Imported(config, import_file, report.messages + notes, rendering.warnings)
+    return Imported(
+        config, import_file, report.messages + notes + policy_drift(rendering, observed), rendering.warnings
+    )
 
 
 def well_formed(observed: Observed, report: Report) -> Observed:

@@ -163,7 +163,8 @@ def import_subscriptions(observed: Observed, namespaces: Collection[str], report
 
 def _subscription(subscription: Object, report: Report) -> dict[str, Any]:
     spec, meta = spec_of(subscription), metadata(subscription)
-    report_unknown_keys(subscription, spec, ("owner", "modelRefs", "priority", "tokenMetadata"), "spec", report)
+    known = ("owner", "modelRefs", "priority", "tokenMetadata", "rateLimitIdentity")
+    report_unknown_keys(subscription, spec, known, "spec", report)
     entry: dict[str, Any] = {"name": meta["name"], "namespace": meta["namespace"]}
     entry["owner"] = subjects(spec.get("owner"))
     unlimited = _unlimited_refs(subscription)
@@ -176,7 +177,14 @@ def _subscription(subscription: Object, report: Report) -> dict[str, Any]:
         entry["tokenMetadata"] = picked(
             subscription, spec["tokenMetadata"], METADATA_FIELDS, "spec.tokenMetadata", report
         )
-    if _stamp(subscription, report) != "short":
+    stamp = _stamp(subscription, report)
+    chosen = spec.get("rateLimitIdentity")
+    if chosen in ("short", "legacy") and chosen != stamp:
+        report.add(
+            f"{describe(subscription)}: spec.rateLimitIdentity {chosen} differs from the identity it is counted by "
+            f"({stamp}); the import keeps {stamp} so that no counter resets; set {chosen} later to switch"
+        )
+    if stamp != "short":
         entry["rateLimitIdentity"] = "legacy"
     _annotate(entry, subscription)
     return entry
