@@ -588,6 +588,13 @@ HOSTILE = [
         {"namespace": "ai-tenant-redteam"},
         "maas:platform.gateway.namespace: 'ai-tenant-redteam' is the namespace of tenant 'redteam'",
     ),
+    ("platform.quotaResets", "block", "maas:platform.quotaResets: 'block' is not allowed; use 'warn' or 'error'"),
+    ("platform.observe", "yes", "maas:platform.observe: must be true or false (got str 'yes')"),
+    (
+        "acceptQuotaResets",
+        ["models-as-a-service/gold", "gold"],
+        "maas:acceptQuotaResets[1]: 'gold' is not a subscription; write namespace/name, e.g. models-as-a-service/gold",
+    ),
     (
         "platform.infraNamespace",
         "openshift-ingress",
