@@ -392,3 +392,8 @@ def test_captured_labels_skip_removed_tenants():
         }
     )
     assert dashboard.captured_labels(config) == {"subscription", "cost_center"}
+
+
+def test_a_copy_whose_labels_are_not_a_mapping_reads_as_unmanaged_never_a_crash():
+    (warning,) = [w for w in build_plan(load_config({}), live_copy("oops")).warnings if "PersesDashboard" in w]
+    assert "(no app.kubernetes.io/managed-by label)" in warning

@@ -135,8 +135,22 @@ def test_only_openai_chat_pass_through_and_anthropic_messages_are_qualified(prov
 
 
 def test_pure_default_with_openai_chat_pass_through_cleans_up():
-    decision = decide(present(PLUGINS_DEFAULT), OPENAI, external("claude", "anthropic", "messages"))
+    decision = decide(present(PLUGINS_DEFAULT), OPENAI)
     assert (decision.outcome, decision.causes, decision.warnings) == ("cleanup", (), ())
+
+
+def test_pure_default_with_anthropic_messages_waits_for_the_api_translation_permission():
+    """Seed 002: apiTranslation stays off for a new Praxis tenant, and Anthropic translation needs it."""
+    claude = external("claude", "anthropic", "messages")
+    decision = decide(present(PLUGINS_DEFAULT), OPENAI, claude)
+    assert decision.outcome == "blocked"
+    assert decision.causes == (
+        "ExternalModel x-models/claude (provider anthropic, apiFormat messages) needs Praxis's Anthropic "
+        "translation, which payloadProcessing.apiTranslation.enabled: true permits; set it, or false to accept the "
+        "compatibility loss",
+    )
+    allowed = decide(present(PLUGINS_DEFAULT), OPENAI, claude, apiTranslation={"enabled": True})
+    assert (allowed.outcome, allowed.warnings) == ("cleanup", ())
 
 
 def test_pure_default_with_another_active_binding_is_blocked():
@@ -173,7 +187,16 @@ def test_response_baseline_with_the_field_set_still_checks_compatibility():
 def test_explicit_false_on_a_recognised_baseline_accepts_the_compatibility_loss(baseline):
     decision = decide(present(baseline), OPENAI, BEDROCK, apiTranslation={"enabled": False})
     assert decision.outcome == "cleanup"
+    loss = (
+        (
+            f"maas:tenants (x).payloadProcessing: accepted loss: ConfigMap {GW_NS}/{PLUGINS} is {RESPONSE_DEFAULT}, "
+            "and with apiTranslation.enabled: false IPP's response translation is not carried over to Praxis",
+        )
+        if baseline == RESPONSE
+        else ()
+    )
     assert decision.warnings == (
+        *loss,
         "maas:tenants (x).payloadProcessing: accepted compatibility risk: ExternalModel x-models/titan (provider "
         "bedrock, apiFormat openai-chat) is not qualified for Praxis and stays active; review and test it",
     )
@@ -213,7 +236,11 @@ def test_force_accepts_unqualified_bindings_as_a_recorded_risk():
 
 def test_absent_configmap_has_nothing_to_migrate():
     decision = decide(ABSENT, BEDROCK)
-    assert (decision.outcome, decision.causes, decision.warnings, decision.notes) == ("cleanup", (), (), ())
+    assert (decision.outcome, decision.causes, decision.notes) == ("cleanup", (), ())
+    assert decision.warnings == (  # the binding stays a risk while it is active, whatever became of the ConfigMap
+        "maas:tenants (x).payloadProcessing: accepted compatibility risk: ExternalModel x-models/titan (provider "
+        "bedrock, apiFormat openai-chat) is not qualified for Praxis and stays active; review and test it",
+    )
 
 
 def test_the_accepted_risk_stays_after_the_cleanup_while_the_binding_is_active():

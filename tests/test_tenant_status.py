@@ -104,3 +104,11 @@ def test_every_tenant_status_passes_the_crd_status_schema(available):
         "status": stamped,
     }
     assert validate(body) == []
+
+
+def test_a_blocked_migration_is_named_even_when_the_tenant_is_not_ready_for_another_reason():
+    facts = TenantFacts(**{**FACTS.__dict__, "migration_blocked": "IPP-to-Praxis migration blocked: x. set force"})
+    status = tenant_status(facts, observed(db_secret(), maas_api_deployment("maas-api", available=False)))
+    ready = status["conditions"][0]
+    assert (ready["status"], ready["reason"]) == ("False", "DeploymentsNotReady")
+    assert ready["message"].endswith("; IPP-to-Praxis migration blocked: x. set force")

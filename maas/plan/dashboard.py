@@ -25,6 +25,7 @@ from .. import naming
 from ..config import MaasConfig, PlatformConfig
 from ..config.errors import quoted
 from ..observe import Observed
+from ..observe.fields import text_at
 from .desired import Desired, k8s_object
 from .tenants.telemetry import telemetry_labels
 
@@ -288,7 +289,7 @@ def _live_copy_warnings(platform: PlatformConfig, observed: Observed) -> list[st
     if not namespace:
         return []
     live = observed.lookup("PersesDashboard", namespace, name).object
-    manager = (((live or {}).get("metadata") or {}).get("labels") or {}).get(naming.MANAGED_BY)
+    manager = text_at(live, "metadata", "labels", naming.MANAGED_BY)
     if live is None or manager == naming.MANAGER:
         return []
     who = f"{naming.MANAGED_BY}: {quoted(manager)}" if manager else f"no {naming.MANAGED_BY} label"

@@ -42,11 +42,15 @@ def observation_needed(facts: TenantFacts) -> tuple[ObjectRef, ...]:
 
 
 def tenant_status(facts: TenantFacts, observed: Observed) -> dict[str, Any]:
-    """As judged below, except that a blocked migration turns `Ready=True` into `Ready=False` (seed 002)."""
+    """As judged below, except that a blocked migration turns `Ready=True` into `Ready=False` and is named in
+    any other `Ready=False` message (seed 002: the message names the force setting while blocked)."""
     status = _judged(facts, observed)
     ready = status["conditions"][0]
     if facts.migration_blocked and ready["status"] == "True":
         status["conditions"][0] = condition("Ready", "False", "MigrationBlocked", facts.migration_blocked)
+    elif facts.migration_blocked:  # not ready for another reason too: both are said, the force setting included
+        message = f"{ready['message']}; {facts.migration_blocked}"
+        status["conditions"][0] = condition("Ready", "False", ready["reason"], message)
     return status
 
 

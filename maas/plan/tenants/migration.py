@@ -82,10 +82,13 @@ def fingerprint(configmap: Mapping[str, Any]) -> str | None:
     return next((name for name, known in FINGERPRINTS.items() if known == parsed), None)
 
 
-def compatible(model: ModelConfig) -> bool:
-    """Praxis qualifies only OpenAI `openai-chat` pass-through and Anthropic `messages` translation."""
+def compatible(model: ModelConfig, translation: bool | None = True) -> bool:
+    """Praxis qualifies only OpenAI `openai-chat` pass-through and Anthropic `messages` translation; the latter
+    needs the `apiTranslation` permission, which stays off for a new Praxis tenant unless configuration sets it."""
     external = model.external
-    return external is not None and (external.provider, external.apiFormat) in QUALIFIED
+    if external is None or (external.provider, external.apiFormat) not in QUALIFIED:
+        return False
+    return external.apiFormat != "messages" or translation is True
 
 
 def backup_command(name: str, namespace: str) -> str:
@@ -108,7 +111,7 @@ def migration_decision(
         )
     settings = tenant.payloadProcessing
     translation = None if settings.apiTranslation is None else settings.apiTranslation.enabled
-    holds = _binding_holds(subject, external_models)
+    holds = _binding_holds(subject, external_models, translation)
     notes: tuple[str, ...] = ()
     if live_plugins.object is not None:
         holds = _configmap_holds(subject, fingerprint(live_plugins.object), translation, name, namespace) + holds
@@ -117,7 +120,9 @@ def migration_decision(
     elif settings.forceMigration:
         holds.append(_parity_hold(subject, "the former plugins ConfigMap is gone"))
     elif translation is not False:
-        holds = []  # nothing to migrate: no IPP behaviour is lost, and no risk was accepted
+        # Nothing to migrate, so nothing holds the cleanup; a binding Praxis does not qualify stays a risk while
+        # it is active (Degraded), as after an accepted cleanup.
+        return Decision("cleanup", warnings=tuple(hold.accepted for hold in holds))
     causes = tuple(hold.cause for hold in holds if not _lifted(hold, settings.forceMigration, translation))
     if causes:
         return Decision("blocked", causes)
@@ -132,6 +137,16 @@ def _lifted(hold: _Hold, force: bool, translation: bool | None) -> bool:
 def _configmap_holds(subject: str, baseline: str | None, translation: bool | None, name: str, ns: str) -> list[_Hold]:
     if baseline is None:
         return [_parity_hold(subject, f"ConfigMap {ns}/{name} is neither {PURE_DEFAULT} nor {RESPONSE_DEFAULT}")]
+    if baseline == RESPONSE_DEFAULT and translation is False:
+        return [
+            _Hold(
+                f"ConfigMap {ns}/{name} is {RESPONSE_DEFAULT}; apiTranslation.enabled: false drops its response "
+                "translation",
+                f"{subject}: accepted loss: ConfigMap {ns}/{name} is {RESPONSE_DEFAULT}, and with "
+                "apiTranslation.enabled: false IPP's response translation is not carried over to Praxis",
+                lifted_by_false=True,
+            )
+        ]
     if baseline == RESPONSE_DEFAULT and translation is None:
         return [
             _Hold(
@@ -155,18 +170,24 @@ def _parity_hold(subject: str, why: str) -> _Hold:
     )
 
 
-def _binding_holds(subject: str, models: Iterable[ModelConfig]) -> list[_Hold]:
+def _binding_holds(subject: str, models: Iterable[ModelConfig], translation: bool | None) -> list[_Hold]:
     holds = []
     for model in sorted(models, key=lambda m: m.key):
-        if compatible(model):
+        if compatible(model, translation):
             continue
         binding = (
             f"ExternalModel {model.key} (provider {model.external.provider}, apiFormat {model.external.apiFormat})"
         )
+        cause = (
+            f"{binding} needs Praxis's Anthropic translation, which payloadProcessing.apiTranslation.enabled: true "
+            "permits; set it, or false to accept the compatibility loss"
+            if compatible(model, translation=True)
+            else f"{binding} is not qualified for Praxis (only openai/openai-chat and anthropic/messages are); set "
+            "payloadProcessing.apiTranslation.enabled: false to accept the compatibility loss"
+        )
         holds.append(
             _Hold(
-                f"{binding} is not qualified for Praxis (only openai/openai-chat and anthropic/messages are); set "
-                "payloadProcessing.apiTranslation.enabled: false to accept the compatibility loss",
+                cause,
                 f"{subject}: accepted compatibility risk: {binding} is not qualified for Praxis and stays active; "
                 "review and test it",
                 lifted_by_false=True,
