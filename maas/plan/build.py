@@ -1,8 +1,9 @@
 """From a validated configuration to the full desired state, grouped by the component that owns each object.
 
 Concern modules compute objects; this module only assembles them under their owners (`Platform`, one `Tenant`
-per tenant, one `Model` per model) and applies the two cross-cutting rules: `maas:unmanaged` (Pulumi neither
-overwrites nor deletes) and `controllerMode: coexist` (a running maas-controller keeps out).
+per tenant, one `Model` per model) and applies the cross-cutting rules: the effective rate-limit identities, the
+unmanaged objects (`unmanaged.py`), `controllerMode: coexist` (a running maas-controller keeps out), readiness,
+the quota-continuity report, and the status writes, last.
 """
 
 from __future__ import annotations

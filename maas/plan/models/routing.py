@@ -1,10 +1,9 @@
-"""Models: the route each model is served by, its endpoint, and the routing children of an ExternalModel.
+"""Models: the route each model is served by, its `modelDetails`, and the routing children of an ExternalModel.
 
 Upstream, KServe creates an LLMInferenceService's HTTPRoute and the maas-controller's ExternalModel reconciler
 creates the route of an external provider (`upstream-policies.md` 3.7). Without that reconciler this program
 creates the ExternalModel and its children itself, named and shaped as upstream so that a cluster can move
-between the two without renaming anything. Endpoints follow upstream 3.3 as far as configuration can know it:
-the controller reads the LLMInferenceService status and the Gateway status, this program only the stack config.
+between the two without renaming anything. Endpoints are part of the model's status (`plan/status/model.py`).
 """
 
 from __future__ import annotations
