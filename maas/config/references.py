@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .. import naming
-from .errors import ConfigIssue, entry_path
+from .errors import ConfigIssue, entry_path, quoted
 from .schema import AuthPolicyConfig, MaasConfig, ModelConfig, SubscriptionConfig
 
 
@@ -50,6 +50,7 @@ def check_references(config: MaasConfig, positions: dict[str, list[int]], known:
     issues += _unique_gateways(config, tenants)
     issues += _unique(models, "models", lambda m: m.key, "model")
     issues += _model_tenants(config, models, known)
+    issues += _scoped_tenant(config, known)
     issues += _outside_platform_namespaces(config, models)
     issues += _unique(models, "models", lambda m: (m.route_namespace, m.route_name), "HTTPRoute", _route_text)
     issues += _unique(models, "models", lambda m: (m.route_namespace, m.name), "policy name", _policy_text)
@@ -208,6 +209,16 @@ def _model_tenants(config: MaasConfig, models: list[Indexed], known: Known) -> l
                 )
             )
     return issues
+
+
+def _scoped_tenant(config: MaasConfig, known: Known) -> list[ConfigIssue]:
+    """`platform.scope: tenant:<name>` renders that tenant alone, so the tenant must exist."""
+    kind, _, tenant = config.platform.scope.partition(":")
+    names = {t.name for t in config.tenants}
+    if kind != "tenant" or tenant in names or tenant in known.broken_tenants:
+        return []
+    fix = f"use tenant:<name> with one of: {', '.join(sorted(names))}"
+    return [ConfigIssue("maas:platform.scope", f"tenant {quoted(tenant)} is not in maas:tenants; {fix}")]
 
 
 def _tenant_scoped(config: MaasConfig, key: str, items: list[Indexed], known: Known) -> list[ConfigIssue]:

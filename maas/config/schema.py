@@ -23,6 +23,7 @@ from .types import (
     GatewayHostname,
     HttpsUrl,
     Int32,
+    KuadrantVersion,
     JwksTTLSeconds,
     Name63,
     Name253,
@@ -31,6 +32,7 @@ from .types import (
     Percent,
     Port,
     Replicas,
+    StackScope,
     Strict,
     StrictBool,
     StrictStr,
@@ -90,6 +92,10 @@ class PlatformConfig(Strict):
     awaitCustomResources: StrictBool = False
     observe: StrictBool = True  # read the cluster at preview/up; false: intended statuses, no preflight
     quotaResets: Literal["warn", "error"] = "warn"  # error: a reset blocks the update unless accepted
+    kuadrantVersion: KuadrantVersion = "1.5"  # 1.4.x: WasmPlugin; 1.5+: EnvoyFilter (the gateway size model)
+    gatewayBudget: Literal["warn", "error"] = "error"  # a gateway's wasm config over 1.5 MiB: stop, or only warn
+    predicateFormat: Literal["default", "compact"] = "default"  # compact: one `in` list per limit
+    scope: StackScope = "all"  # all | platform | tenant:<name>: what this stack registers
     kubernetes: KubernetesProvider = KubernetesProvider()
 
     @field_validator("monitoringNamespace")

@@ -197,6 +197,25 @@ def _url(schemes: tuple[str, ...], example: str, no_query: bool = False):
     return AfterValidator(check)
 
 
+KUADRANT_VERSION = re.compile(r"1\.([0-9]{1,3})(\.[0-9]{1,3})?")
+STACK_SCOPE = re.compile(r"all|platform|tenant:(.+)", re.DOTALL)
+
+
+def _kuadrant_version(value: str) -> str:
+    """1.4.x writes a WasmPlugin, 1.5 and later an EnvoyFilter: the two layouts the gateway size model knows."""
+    match = KUADRANT_VERSION.fullmatch(value)
+    if match is None or int(match.group(1)) < 4:
+        raise ValueError(f"{quoted(value)} is not a Kuadrant version this program knows; use 1.4, 1.5 or later")
+    return value
+
+
+def _stack_scope(value: str) -> str:
+    match = STACK_SCOPE.fullmatch(value)
+    if match is None or (match.group(1) is not None and not DNS_LABEL.fullmatch(match.group(1))):
+        raise ValueError(f"{quoted(value)} is not a scope; use all, platform or tenant:<tenant name>")
+    return value
+
+
 def _subscription_key(value: str) -> str:
     namespace, _, name = value.partition("/")
     if not (DNS_LABEL.fullmatch(namespace) and DNS_LABEL.fullmatch(name) and len(namespace) <= 63 >= len(name)):
@@ -228,6 +247,8 @@ EndpointUrl = Annotated[StrictStr, _url(("https", "http"), "https://models.examp
 Fqdn = Annotated[StrictStr, AfterValidator(_fqdn)]
 GatewayHostname = Annotated[StrictStr, AfterValidator(_gateway_hostname)]
 SubscriptionKey = Annotated[StrictStr, AfterValidator(_subscription_key)]
+KuadrantVersion = Annotated[StrictStr, AfterValidator(_kuadrant_version)]
+StackScope = Annotated[StrictStr, AfterValidator(_stack_scope)]
 
 __all__ = [
     "DnsLabel",
