@@ -591,6 +591,29 @@ HOSTILE = [
     ("platform.quotaResets", "block", "maas:platform.quotaResets: 'block' is not allowed; use 'warn' or 'error'"),
     ("platform.observe", "yes", "maas:platform.observe: must be true or false (got str 'yes')"),
     (
+        "platform.kuadrantVersion",
+        "1.3",
+        "maas:platform.kuadrantVersion: '1.3' is not a Kuadrant version this program knows; use 1.4, 1.5 or later",
+    ),
+    ("platform.kuadrantVersion", 1.5, "maas:platform.kuadrantVersion: "),
+    ("platform.gatewayBudget", "off", "maas:platform.gatewayBudget: 'off' is not allowed; use 'warn' or 'error'"),
+    (
+        "platform.predicateFormat",
+        "short",
+        "maas:platform.predicateFormat: 'short' is not allowed; use 'default' or 'compact'",
+    ),
+    (
+        "platform.scope",
+        "tenants",
+        "maas:platform.scope: 'tenants' is not a scope; use all, platform or tenant:<tenant name>",
+    ),
+    ("platform.scope", "tenant:Red", "maas:platform.scope: 'tenant:Red' is not a scope"),
+    (
+        "platform.scope",
+        "tenant:blue",
+        "maas:platform.scope: tenant 'blue' is not in maas:tenants; use tenant:<name> with one of: ",
+    ),
+    (
         "acceptQuotaResets",
         ["models-as-a-service/gold", "gold"],
         "maas:acceptQuotaResets[1]: 'gold' is not a subscription; write namespace/name, e.g. models-as-a-service/gold",
