@@ -60,6 +60,23 @@ def matches(predicate: str, context: Mapping[str, Any]) -> bool:
     return bool(result)
 
 
+def plain(value: Any) -> Any:
+    """A CEL result as plain JSON-like Python (bool, int, float, str, None, list, dict), e.g. to put an evaluated
+    value into the next context or print it."""
+    if value is None:
+        return None
+    if isinstance(value, bool | celpy.celtypes.BoolType):
+        return bool(value)
+    if isinstance(value, Mapping):
+        return {str(key): plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    for python_type in (str, int, float):
+        if isinstance(value, python_type):
+            return python_type(value)
+    return str(value)
+
+
 def request(
     path: str = "/llm/granite-7b/v1/chat/completions",
     identity: Mapping[str, Any] | None = None,

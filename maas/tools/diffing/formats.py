@@ -1,0 +1,83 @@
+"""A review as plain text (a terminal, a log) or as Markdown that fits a pull-request comment."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from .review import Review
+
+NO_CHANGES = "no changes: BASE and HEAD register the same objects and status writes"
+NO_ACCESS = "no subject gains or loses a model"
+NO_LIMITS = "no token limit changes"
+NO_RESETS = "no token-rate counter resets"
+_CELL_SPECIAL = re.compile(r"([\\`|*_<>\[\]~])")
+
+
+def text(review: Review) -> str:
+    if not review.changed:
+        return NO_CHANGES + "\n"
+    lines = [f"objects: {_counts(review)}"]
+    for change in review.objects:
+        lines += [change.title, *(f"    {line}" for line in change.fields)]
+    lines += ["", f"access: {_number(len(review.access), 'subject') if review.access else NO_ACCESS}"]
+    lines += [f"  {c.who}: {_gains_and_losses(c.gains, c.loses)}" for c in review.access]
+    lines += [f"  note: {note}" for note in review.access_notes]
+    lines += ["", f"limits: {_number(len(review.limits), 'change') if review.limits else NO_LIMITS}"]
+    lines += [f"  {c.subscription} on {c.model}: {c.old} -> {c.new}" for c in review.limits]
+    lines += ["", f"quota resets: {_number(len(review.resets), 'reset') if review.resets else NO_RESETS}"]
+    lines += [f"  {line}" for line in review.reset_lines]
+    return "\n".join(lines) + "\n"
+
+
+def markdown(review: Review) -> str:
+    if not review.changed:
+        return f"## MaaS diff\n\n{_sentence(NO_CHANGES)}\n"
+    body = "\n".join(change.title + "".join(f"\n    {line}" for line in change.fields) for change in review.objects)
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", body)), default=0))
+    parts = ["## MaaS diff", "### Objects", f"{_counts(review)}.", f"{fence}diff\n{body}\n{fence}", "### Access"]
+    access = [(c.who, ", ".join(c.gains), ", ".join(c.loses)) for c in review.access]
+    parts.append(_table(("Subject", "Gains", "Loses"), access) if access else _sentence(NO_ACCESS))
+    parts += [f"> {_cell(note)}" for note in review.access_notes]
+    limits = [(c.subscription, c.model, c.old, c.new) for c in review.limits]
+    header = ("Subscription", "Model", "Before", "After")
+    parts += ["### Limits", _table(header, limits) if limits else _sentence(NO_LIMITS)]
+    resets = [
+        (r["subscription"], r["model"], r["oldLimit"], r["newLimit"], r["reason"], "yes" if r["accepted"] else "no")
+        for r in review.resets
+    ]
+    header = ("Subscription", "Model", "Old limit", "New limit", "Reason", "Accepted")
+    parts += ["### Quota resets", _table(header, resets) if resets else _sentence(NO_RESETS)]
+    return "\n\n".join(parts) + "\n"
+
+
+def _counts(review: Review) -> str:
+    counts = review.counts()
+    return f"{counts['+']} added, {counts['-']} removed, {counts['~']} changed"
+
+
+def _number(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _gains_and_losses(gains: Sequence[str], loses: Sequence[str]) -> str:
+    said = [f"gains {', '.join(gains)}"] if gains else []
+    return "; ".join(said + ([f"loses {', '.join(loses)}"] if loses else []))
+
+
+def _sentence(text: str) -> str:
+    return f"{text[0].upper()}{text[1:]}."
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    lines = [_row(header), _row(["---"] * len(header))]
+    return "\n".join(lines + [_row([_cell(value) for value in row]) for row in rows])
+
+
+def _row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _cell(value: str) -> str:
+    """Markdown punctuation that would end a cell, open code or emphasis, or start HTML, escaped."""
+    return _CELL_SPECIAL.sub(r"\\\1", value)

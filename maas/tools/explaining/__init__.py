@@ -1,0 +1,92 @@
+"""`python -m maas explain`: what the rendered objects do for one subscription or one caller, offline.
+
+Every answer is read off the objects `render` prints for the same stack file and snapshot, with the CEL engine
+that Authorino and the Kuadrant wasm-shim would use: never from a second derivation of the plan. Exit status 0
+with the explanation on stdout; 2 for an invalid stack file, snapshot or configuration, or a name the stack does
+not have (the closest names are given); 1 when the evaluation contradicts the plan (a bug signal: zero or
+several limits match an admitted request, or a rule could not be evaluated).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ...config import ConfigError
+from ...observe import ObservationError
+from .. import cel
+from ..stack_args import add_stack_options, missing_file_message, stack_source
+from .authorino import NotModelledError
+from .caller import explain_caller
+from .report import Report
+from .subscription import explain_subscription
+from .world import UnknownNameError, World, load_world
+
+EXIT_PROBLEM = 1
+EXIT_INVALID = 2
+
+
+def add_explain_parser(subparsers: Any, stack_file: Callable[[str], Path]) -> None:
+    """The `explain` command of `python -m maas`; `stack_file` maps a stack name to its Pulumi.<stack>.yaml."""
+    cmd = subparsers.add_parser("explain", help="explain a subscription or a caller from the rendered objects")
+    kinds = cmd.add_subparsers(required=True, metavar="WHAT")
+    source = argparse.ArgumentParser(add_help=False)
+    add_stack_options(source)
+    subscription = kinds.add_parser(
+        "subscription",
+        parents=[source],
+        help="identity, short ID per model, limit, predicate, counters and access of one subscription",
+    )
+    subscription.add_argument("subscription", metavar="NS/NAME")
+    subscription.add_argument("--model", metavar="NS/NAME", help="only this model of the subscription")
+    subscription.set_defaults(command=_run, explain=_subscription, stack_file=stack_file)
+    caller = kinds.add_parser(
+        "caller",
+        parents=[source],
+        help="the subscription maas-api selects, the auth decision and the limit for one caller of one model",
+    )
+    caller.add_argument("--user", required=True, help="the caller's user name (as TokenReview reports it)")
+    caller.add_argument("--groups", default="", help="the caller's groups, comma-separated")
+    caller.add_argument("--model", required=True, metavar="NS/NAME")
+    caller.add_argument("--subscription", metavar="NAME", help="the X-MaaS-Subscription header: NAME or NS/NAME")
+    caller.set_defaults(command=_run, explain=_caller, stack_file=stack_file)
+
+
+def _subscription(world: World, args: argparse.Namespace) -> Report:
+    return explain_subscription(world, args.subscription, args.model)
+
+
+def _caller(world: World, args: argparse.Namespace) -> Report:
+    groups = [group.strip() for group in args.groups.split(",") if group.strip()]
+    return explain_caller(world, args.user, groups, args.model, args.subscription)
+
+
+def _run(args: argparse.Namespace) -> int:
+    source = stack_source(args, args.stack_file)
+    if not source.path.is_file():
+        return _fail(missing_file_message(source), EXIT_INVALID)
+    try:
+        world = load_world(source.path, source.name, args.observed)
+        report = args.explain(world, args)
+    except (ConfigError, ObservationError, UnknownNameError) as error:
+        return _fail(str(error), EXIT_INVALID)
+    except (NotModelledError, cel.CelError) as error:
+        return _fail(f"cannot evaluate the rendered objects: {error}", EXIT_PROBLEM)
+    sys.stdout.write(report.text())
+    for warning in world.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if report.problems:
+        print(f"error: {len(report.problems)} bug signal(s), see the lines marked !!", file=sys.stderr)
+        return EXIT_PROBLEM
+    return 0
+
+
+def _fail(message: str, status: int) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return status
+
+
+__all__ = ["add_explain_parser"]
