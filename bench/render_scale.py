@@ -1,12 +1,19 @@
-"""Benchmark (not a test): plan and render time, peak memory and TRLP size as subscriptions grow.
+"""Benchmark (not a test): plan and render time, registered resources, the SDK floor, peak memory and TRLP size
+as subscriptions grow (200 models, 5 models per subscription).
 
 `plan_s` is the pure computation (validate and build every object); `check_s` the checks the program runs on
-it before registering (identities, CRD schemas and rules, sizes; CRD files parsed cold); `render_s` is the whole
-program under Pulumi's mock engine, which registers each object as a resource, as `pulumi up` would.
+it before registering (identities, CRD schemas and rules, sizes; CRD files already parsed); `render_s` is the whole
+program under Pulumi's mock engine, which registers each object as a resource, as `pulumi up` would (wall clock;
+`render_cpu_s` is this process's CPU time, steadier on a busy machine). `resources` counts what the program
+registers (Kubernetes objects, components, status writes, providers), `per_sub` per subscription. `floor_s` is
+`bench/sdk_floor.py` for the same configuration, in its own process: the SDK registering the same Kubernetes
+objects as plain CustomResources under the same mock engine; `ratio` is render CPU over floor CPU. Every process
+tunes its garbage collector as the program's entry points do (`maas.gc_tuning`).
 
-Each case runs in its own process so that peak RSS belongs to that case alone. Usage:
-    python bench/render_scale.py                 # the whole table
-    python bench/render_scale.py 1000 short      # one case, one JSON line
+Each case runs in its own process so that peak RSS belongs to that case alone (the render's: it runs first).
+Usage:
+    python bench/render_scale.py [--default-gc]                 # the whole table (1,000 and 10,000 subscriptions)
+    python bench/render_scale.py 1000 short [--default-gc]      # one case, one JSON line
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+FLOOR = ROOT / "bench" / "sdk_floor.py"
 
 MODELS = 200
 MODELS_PER_SUBSCRIPTION = 5
@@ -64,10 +72,13 @@ def configuration(subscriptions: int, identity: str) -> dict:
                 "modelRefs": refs,
             }
         )
-    return {"models": models, "subscriptions": subs}
+    # the gateway budget is reported, not enforced: one shared gateway for 200 models is over it by design here
+    return {"platform": {"gatewayBudget": "warn"}, "models": models, "subscriptions": subs}
 
 
-def one_case(subscriptions: int, identity: str) -> dict:
+def one_case(subscriptions: int, identity: str, gc_flag: list[str]) -> dict:
+    """The render first, cold as `python -m maas render` runs it; then the plan and the checks alone (warm: the CRD
+    schemas the render parsed are cached)."""
     from maas.config import load_config
     from maas.observe import Observed
     from maas.plan.build import build_plan
@@ -76,26 +87,50 @@ def one_case(subscriptions: int, identity: str) -> dict:
     from maas.tools.render import render
 
     raw = configuration(subscriptions, identity)
+    started, cpu = time.perf_counter(), time.process_time()
+    rendering = render(raw)
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    objects = sum(r.is_kubernetes_object for r in rendering.registrations)
+    registered, trlps = len(rendering.registrations), trlp_sizes(rendering.objects())
+    del rendering
     started = time.perf_counter()
     plan = build_plan(load_config(raw), Observed.nothing())
     plan_seconds = time.perf_counter() - started
     started = time.perf_counter()
     assert identity_issues(plan) + check_plan(plan) == []
     check_seconds = time.perf_counter() - started
-    objects = len(plan.objects())
-    started = time.perf_counter()
-    rendering = render(raw)
-    seconds = time.perf_counter() - started
-    trlps = [o for o in rendering.objects() if o["kind"] == "TokenRateLimitPolicy" and "limits" in o["spec"]]
-    sizes = [len(json.dumps(o, separators=(",", ":"))) for o in trlps]
+    floor = sdk_floor(subscriptions, identity, gc_flag)
     return {
         "subscriptions": subscriptions,
         "identity": identity,
+        "gc": "default" if gc_flag else "tuned",
         "plan_seconds": round(plan_seconds, 2),
         "check_seconds": round(check_seconds, 2),
         "objects": objects,
+        "resources": registered,
+        "resources_per_subscription": round(registered / subscriptions, 3),
         "render_seconds": round(seconds, 2),
-        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "render_cpu_seconds": round(cpu, 2),
+        "floor_seconds": floor["floor_seconds"],
+        "floor_cpu_seconds": floor["floor_cpu_seconds"],
+        "ratio": round(cpu / floor["floor_cpu_seconds"], 2),
+        "peak_rss_mib": round(peak, 1),
+        **trlps,
+    }
+
+
+def sdk_floor(subscriptions: int, identity: str, gc_flag: list[str]) -> dict:
+    out = subprocess.run(
+        [sys.executable, str(FLOOR), str(subscriptions), identity, *gc_flag], capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout)
+
+
+def trlp_sizes(objects: list[dict]) -> dict:
+    trlps = [o for o in objects if o["kind"] == "TokenRateLimitPolicy" and "limits" in o["spec"]]
+    sizes = [len(json.dumps(o, separators=(",", ":"))) for o in trlps]
+    return {
         "trlps": len(trlps),
         "limits": sum(len(o["spec"]["limits"]) for o in trlps),
         "trlp_bytes_total": sum(sizes),
@@ -103,25 +138,48 @@ def one_case(subscriptions: int, identity: str) -> dict:
     }
 
 
+COLUMNS = (  # (heading, key, width, format)
+    ("subscriptions", "subscriptions", 13, "d"),
+    ("identity", "identity", 8, "s"),
+    ("plan_s", "plan_seconds", 7, ".2f"),
+    ("check_s", "check_seconds", 8, ".2f"),
+    ("objects", "objects", 8, "d"),
+    ("resources", "resources", 9, "d"),
+    ("per_sub", "resources_per_subscription", 7, ".3f"),
+    ("render_s", "render_seconds", 8, ".2f"),
+    ("render_cpu_s", "render_cpu_seconds", 12, ".2f"),
+    ("floor_s", "floor_seconds", 7, ".2f"),
+    ("floor_cpu_s", "floor_cpu_seconds", 11, ".2f"),
+    ("ratio", "ratio", 5, ".2f"),
+    ("peak_rss_MiB", "peak_rss_mib", 12, ".1f"),
+    ("TRLPs", "trlps", 5, "d"),
+    ("limits", "limits", 6, "d"),
+    ("TRLP_bytes_total", "trlp_bytes_total", 16, "d"),
+    ("TRLP_bytes_max", "trlp_bytes_max", 14, "d"),
+)
+
+
+DEFAULT_GC = "--default-gc"  # keep CPython's collector settings: what the program gains from `maas.gc_tuning`
+
+
 def main() -> None:
-    if len(sys.argv) == 3:
-        print(json.dumps(one_case(int(sys.argv[1]), sys.argv[2])))
+    gc_flag = [DEFAULT_GC] if DEFAULT_GC in sys.argv else []
+    args = [arg for arg in sys.argv[1:] if arg != DEFAULT_GC]
+    if not gc_flag:
+        from maas.gc_tuning import tune_gc
+
+        tune_gc()
+    if len(args) == 2:
+        print(json.dumps(one_case(int(args[0]), args[1], gc_flag)))
         return
-    header = "subscriptions identity  plan_s  check_s  objects  render_s  peak_rss_MiB  TRLPs  limits  TRLP_bytes_total"
-    header += "  TRLP_bytes_max"
-    print(header)
-    for count in (100, 1000, 10000):
+    print(" ".join(f"{heading:>{width}s}" for heading, _, width, _ in COLUMNS))
+    for count in (1000, 10000):
         for identity in ("short", "legacy"):
             out = subprocess.run(
-                [sys.executable, __file__, str(count), identity], capture_output=True, text=True, check=True
+                [sys.executable, __file__, str(count), identity, *gc_flag], capture_output=True, text=True, check=True
             )
-            r = json.loads(out.stdout)
-            print(
-                f"{r['subscriptions']:13d} {r['identity']:8s} {r['plan_seconds']:7.2f} {r['check_seconds']:8.2f} "
-                f"{r['objects']:8d} "
-                f"{r['render_seconds']:9.2f} {r['peak_rss_mib']:13.1f} "
-                f"{r['trlps']:6d} {r['limits']:7d} {r['trlp_bytes_total']:17d} {r['trlp_bytes_max']:15d}"
-            )
+            row = json.loads(out.stdout)
+            print(" ".join(f"{row[key]:>{width}{fmt}}" for _, key, width, fmt in COLUMNS))
 
 
 if __name__ == "__main__":

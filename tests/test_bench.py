@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -14,6 +15,17 @@ def test_render_scale_runs_one_small_case():
     )
     assert result.returncode == 0, result.stderr
     assert '"subscriptions": 20' in result.stdout and '"trlps"' in result.stdout
+    assert '"floor_cpu_seconds"' in result.stdout and '"resources_per_subscription"' in result.stdout
+
+
+def test_state_growth_runs_one_small_case():
+    result = subprocess.run(
+        [sys.executable, "bench/state_growth.py", "20", "short"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    row = json.loads(result.stdout)
+    assert abs(row["state_bytes_modelled"] - row["state_bytes"]) < 64  # the per-resource model adds up to the file
+    assert row["first_up_writes"] > 2 * row["resources"] - 1
 
 
 def test_tenants_benchmark_imports():

@@ -321,3 +321,21 @@ def test_an_orphaned_opt_out_this_program_did_not_create_is_only_reported(dev_ra
     assert any(
         'llm/maas-trlp-granite-7b (opendatahub.io/managed: "false") has no source left' in w for w in rendering.warnings
     )
+
+
+def test_a_tenant_scoped_stack_is_not_stopped_by_another_tenants_missing_gateway(dev_raw_module):
+    """Another tenant's Gateway is that tenant's stack's prerequisite; the whole stack still needs every one."""
+    observed = snapshot(("Gateway", "redteam"))
+    scoped = copy.deepcopy(dev_raw_module)
+    scoped["platform"] = {**scoped.get("platform", {}), "scope": "tenant:models-as-a-service"}
+    assert render(scoped, observed=observed).objects()
+    scoped["platform"]["scope"] = "tenant:redteam"
+    with pytest.raises(ConfigError, match="Gateway openshift-ingress/redteam of tenant 'redteam' does not exist"):
+        render(scoped, observed=observed)
+
+
+def test_a_stack_without_kserve_models_does_not_need_the_kserve_crd(dev_raw_module):
+    observed = snapshot(crds={"LLMInferenceService": False})
+    scoped = copy.deepcopy(dev_raw_module)
+    scoped["platform"] = {**scoped.get("platform", {}), "scope": "platform"}
+    assert render(scoped, observed=observed).objects()

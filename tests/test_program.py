@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections import Counter
 
 import pulumi
@@ -10,6 +12,7 @@ import yaml
 
 from maas.config import ConfigError
 from maas.tools.render import RecordingMonitor, render
+from tests.conftest import ROOT
 
 TRLP = "kubernetes:kuadrant.io/v1alpha1:TokenRateLimitPolicy"
 STACK = "urn:pulumi:dev::maas::pulumi:pulumi:Stack::maas-dev"
@@ -217,5 +220,30 @@ def test_urns_stay_what_earlier_states_recorded(dev_rendering):
         "urn:pulumi:dev::maas::maas:index:Model$kubernetes:kuadrant.io/v1alpha1:TokenRateLimitPolicy::llm/maas-trlp-granite-7b",
         "urn:pulumi:dev::maas::maas:index:Tenant$kubernetes:apps/v1:Deployment::odh-ai-gateway-infra/maas-api",
         "urn:pulumi:dev::maas::maas:index:Platform$kubernetes:core/v1:ServiceAccount::odh-ai-gateway-infra/maas-api",
-        "urn:pulumi:dev::maas::maas:index:Model$pulumi-python:dynamic:Resource::MaaSModelRef/status/llm/granite-7b",
     } <= urns
+
+
+def test_status_write_urns_are_one_per_component(dev_rendering):
+    """Issue 13 batched the status writes: `{Kind}/status/{namespace}/{name}` resources of older states are deleted
+    (which sends nothing) and these write the same statuses."""
+    urns = {r.urn for r in dev_rendering.registrations}
+    assert {
+        "urn:pulumi:dev::maas::maas:index:Model$pulumi-python:dynamic:Resource::statuses/llm/granite-7b",
+        "urn:pulumi:dev::maas::maas:index:Tenant$pulumi-python:dynamic:Resource::statuses/models-as-a-service",
+    } <= urns
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "import maas.deploy.program as p; p.main = lambda: None; runpy.run_path('__main__.py')",  # pulumi up
+        "sys.argv = ['maas', '--help']\ntry: runpy.run_module('maas', run_name='__main__')\nexcept SystemExit: pass",
+    ],
+)
+def test_entry_points_collect_the_youngest_generation_every_100000_allocations(entry):
+    """`maas.gc_tuning`: the program keeps millions of objects alive; CPython's default (700) made the collector
+    rescan them all the time."""
+    script = f"import gc, runpy, sys\n{entry}\nprint(gc.get_threshold(), file=sys.stderr)"
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "(100000, 10, 10)"

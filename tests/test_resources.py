@@ -229,8 +229,8 @@ def test_auth_policy_status_phase(dev_rendering):
 
 def test_status_writes_depend_on_their_object_and_policies(dev_rendering):
     urns = {r.name: r.urn for r in dev_rendering.registrations}
-    status = next(r for r in dev_rendering.registrations if r.name == "MaaSModelRef/status/llm/granite-7b")
-    assert status.type == STATUS_TYPE
+    status = next(r for r in dev_rendering.registrations if r.name == "statuses/llm/granite-7b")
+    assert status.type == STATUS_TYPE and list(status.inputs["targets"]) == ["MaaSModelRef/llm/granite-7b"]
     expected = {
         "llm/granite-7b",
         "llm/maas-trlp-granite-7b",
@@ -241,12 +241,19 @@ def test_status_writes_depend_on_their_object_and_policies(dev_rendering):
     assert expected <= named and all(urns[n] in status.dependencies for n in expected)
 
 
-def test_status_writes_live_under_their_owners(dev_rendering):
+def test_status_writes_live_under_their_component_one_resource_each(dev_rendering):
+    """A model's status under the model; a tenant's own, its subscriptions' and its auth policies' under the
+    tenant, all in one resource."""
     parents = {r.urn: r for r in dev_rendering.registrations}
-    owners = {r.name: parents[r.parent].type for r in dev_rendering.registrations if r.type == STATUS_TYPE}
-    assert owners["MaaSModelRef/status/llm/granite-7b"] == "maas:index:Model"
-    assert owners["MaaSSubscription/status/models-as-a-service/premium"] == "maas:index:Subscription"
-    assert owners["MaaSAuthPolicy/status/models-as-a-service/premium-access"] == "maas:index:AuthPolicy"
+    writers = {r.name: r for r in dev_rendering.registrations if r.type == STATUS_TYPE}
+    assert parents[writers["statuses/llm/granite-7b"].parent].type == "maas:index:Model"
+    tenant = writers["statuses/models-as-a-service"]
+    assert parents[tenant.parent].type == "maas:index:Tenant"
+    assert {
+        "MaaSSubscription/models-as-a-service/premium",
+        "MaaSAuthPolicy/models-as-a-service/premium-access",
+        "MaasTenantConfig/models-as-a-service/default-tenant",
+    } <= set(tenant.inputs["targets"])
     assert objects_of(dev_rendering, "MaaSSubscription")  # the CRs themselves are Kubernetes objects
 
 

@@ -7,6 +7,7 @@ The same function serves `pulumi up` (values from `pulumi.Config`) and the offli
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -48,7 +49,7 @@ def load_config(raw: Mapping[str, Any]) -> MaasConfig:
     positions: dict[str, list[int]] = {}
     known = Known()
     if raw.get("platform") is not None:
-        platform, found = _validate(PlatformConfig, raw["platform"], entry_path("platform"))
+        platform, found = _validate(PlatformConfig, raw["platform"], "platform")
         issues += found
         if platform is not None:
             values["platform"] = platform
@@ -77,10 +78,18 @@ def _index(path: str) -> int:
     return int(path.split("[", 1)[1].split("]", 1)[0])
 
 
-def _validate(model: type, raw: Any, path: str) -> tuple[Any, list[ConfigIssue]]:
+@cache
+def _adapter(model: type) -> TypeAdapter:
+    """One per entry type: building an adapter costs more than validating an entry with it."""
+    return TypeAdapter(model)
+
+
+def _validate(model: type, raw: Any, key: str, index: int | None = None) -> tuple[Any, list[ConfigIssue]]:
+    """The entry `maas:{key}[index]` (or the value of `maas:{key}`) validated, or the issues naming its path."""
     try:
-        return TypeAdapter(model).validate_python(raw), []
+        return _adapter(model).validate_python(raw), []
     except ValidationError as error:
+        path = entry_path(key, index, raw)
         return None, [translate(path, model, e) for e in error.errors() if not _consequential(e)]
 
 
@@ -97,7 +106,7 @@ def _validate_list(key: str, model: type, raw: Any) -> tuple[list[Any], list[int
         return [], [], [ConfigIssue(entry_path(key), f"must be a list of entries (got {type(raw).__name__})")]
     entries, indexes, issues = [], [], []
     for index, item in enumerate(raw):
-        entry, found = _validate(model, item, entry_path(key, index, item))
+        entry, found = _validate(model, item, key, index)
         issues += found
         if entry is not None:
             entries.append(entry)

@@ -1,21 +1,29 @@
-"""The Pulumi layer: one explicit Kubernetes provider and one component per owner of the desired state.
+"""The Pulumi layer: one explicit Kubernetes provider, one component per tenant, model and the shared platform,
+and one status write resource per component.
 
-Nothing is computed here; every object arrives complete from `maas.plan`.
+Nothing is computed here; every object arrives complete from `maas.plan`. The plan groups objects by the entry
+they come from (`Owner`: Platform, Tenant, Model, Subscription, AuthPolicy), which stack outputs and checks use;
+here a subscription's and an auth policy's objects join their tenant's component, because every registered
+resource costs the engine about as much as a Kubernetes object and a component per subscription nearly doubled
+their number. Their `aliases` are the URNs they had under a component of their own, so Pulumi moves them instead
+of replacing them.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from .. import naming
-from ..config import PlatformConfig
+from ..config import MaasConfig, PlatformConfig
 from ..plan.desired import Desired, Owner, Plan, object_identity
-from .status_writer import StatusPatch, status_inputs
+from .status_writer import StatusWrites, status_inputs, status_target
 
 COMPONENT_TYPE = "maas:index:{kind}"
+UNDER_TENANT = {"Subscription": "subscriptions", "AuthPolicy": "authPolicies"}  # owner kind -> output key
 
 
 def type_token(api_version: str, kind: str) -> str:
@@ -30,16 +38,60 @@ class KubernetesObject(pulumi.CustomResource):
         super().__init__(type_token(desired.api_version, desired.kind), desired.logical_name, desired.body, opts)
 
 
+@dataclass
+class Group:
+    """The owners one component registers: a tenant with its subscriptions and auth policies, a model, the
+    platform."""
+
+    kind: str
+    name: str
+    owners: list[Owner] = field(default_factory=list)
+
+    def outputs(self) -> dict[str, Any]:
+        """The component's own owner's outputs, plus `subscriptions` and `authPolicies` by entry key."""
+        merged: dict[str, Any] = {}
+        for owner in self.owners:
+            if owner.kind == self.kind:
+                merged.update(owner.outputs)
+            elif owner.outputs:
+                merged.setdefault(UNDER_TENANT[owner.kind], {})[owner.name] = owner.outputs
+        return merged
+
+
+def component_groups(plan: Plan, config: MaasConfig) -> list[Group]:
+    """The plan's owners by component, in a stable order: subscriptions and auth policies under the tenant whose
+    namespace they live in (the configuration guarantees one), everything else under its own owner."""
+    tenants = {tenant.namespace: tenant.name for tenant in config.tenants}
+    groups: dict[tuple[str, str], Group] = {}
+    for owner in plan.owners:
+        key = ("Tenant", tenants[_namespace(owner)]) if owner.kind in UNDER_TENANT else (owner.kind, owner.name)
+        groups.setdefault(key, Group(*key)).owners.append(owner)
+    return [groups[key] for key in sorted(groups)]
+
+
+def _namespace(owner: Owner) -> str:
+    """A subscription's or an auth policy's namespace: owners are named by entry key, `namespace/name`."""
+    return owner.name.partition("/")[0]
+
+
 class OwnerComponent(pulumi.ComponentResource):
     """A tenant, a model or the shared platform: the parent of the objects it owns, so they go together."""
 
-    def __init__(self, owner: Owner) -> None:
-        super().__init__(COMPONENT_TYPE.format(kind=owner.kind), owner.name, None)
-        self.owner = owner
+    def __init__(self, group: Group) -> None:
+        super().__init__(COMPONENT_TYPE.format(kind=group.kind), group.name, None)
+        self.group = group
+
+
+def former_urn(owner: Owner, desired: Desired) -> str:
+    """The URN an object had while its owner was a component of its own (`maas:index:Subscription`, ...); the
+    engine's form, which leaves the root stack out of the parent chain."""
+    chain = f"{COMPONENT_TYPE.format(kind=owner.kind)}${type_token(desired.api_version, desired.kind)}"
+    return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{chain}::{desired.logical_name}"
 
 
 class _Registrar:
-    """Registers objects under their components; objects with `depends_on` after the objects they wait for."""
+    """Registers objects under their components, each after the objects it `depends_on`; then each component's
+    status writes as one resource, after everything they describe."""
 
     def __init__(self, providers: dict[bool, k8s.Provider], platform: PlatformConfig) -> None:
         self.providers = providers
@@ -49,31 +101,49 @@ class _Registrar:
         self.registered: dict[str, pulumi.Resource] = {}
 
     def register_all(self, components: list[OwnerComponent]) -> None:
-        pending = [(d, c) for c in components for d in c.owner.objects]
+        pending = [
+            (desired, owner, component)
+            for component in components
+            for owner in component.group.owners
+            for desired in owner.objects
+            if desired.subresource is None
+        ]
         while pending:
-            ready = [(d, c) for d, c in pending if all(i in self.registered for i in d.depends_on)]
+            ready = [entry for entry in pending if all(i in self.registered for i in entry[0].depends_on)]
             if not ready:
-                raise ValueError(f"dependency cycle or unknown dependency among {[d.identity for d, _ in pending]}")
-            for desired, component in ready:
-                self.registered[desired.identity] = self._register(desired, component)
-            pending = [(d, c) for d, c in pending if d.identity not in self.registered]
+                raise ValueError(f"dependency cycle or unknown dependency among {[d.identity for d, _, _ in pending]}")
+            for desired, owner, component in ready:
+                self.registered[desired.identity] = self._register(desired, owner, component)
+            pending = [entry for entry in pending if entry[0].identity not in self.registered]
+        for component in components:
+            self._register_statuses(component)
 
-    def _register(self, desired: Desired, parent: OwnerComponent) -> pulumi.Resource:
-        depends_on = [self.registered[i] for i in desired.depends_on] or None
-        if desired.subresource == "status":
-            resource = naming.STATUS_RESOURCES[desired.kind]
-            facts = desired.status_facts if self.observe else None  # `observe: false`: the writer reads nothing
-            inputs = status_inputs(desired.body, resource, self.connection, self._uid(desired), facts)
-            options = pulumi.ResourceOptions(parent=parent, depends_on=depends_on)
-            return StatusPatch(desired.logical_name, inputs, options)
+    def _register(self, desired: Desired, owner: Owner, parent: OwnerComponent) -> pulumi.Resource:
         options = pulumi.ResourceOptions(
             parent=parent,
             provider=self.providers[desired.adopt],
-            depends_on=depends_on,
+            depends_on=[self.registered[i] for i in desired.depends_on] or None,
             retain_on_delete=desired.retain_on_delete or None,
             ignore_changes=list(desired.ignore_changes) or None,
+            aliases=[former_urn(owner, desired)] if owner.kind != parent.group.kind else None,
         )
         return KubernetesObject(desired, options)
+
+    def _register_statuses(self, component: OwnerComponent) -> None:
+        """One resource for every status write of the component, depending on the union of what they describe."""
+        writes = [d for owner in component.group.owners for d in owner.objects if d.subresource == "status"]
+        if not writes:
+            return
+        targets = [self._target(desired) for desired in writes]
+        dependencies = sorted({identity for desired in writes for identity in desired.depends_on})
+        if unknown := [i for i in dependencies if i not in self.registered]:
+            raise ValueError(f"status writes of {component.group.name} depend on {unknown}, which are not objects")
+        options = pulumi.ResourceOptions(parent=component, depends_on=[self.registered[i] for i in dependencies])
+        StatusWrites(f"statuses/{component.group.name}", status_inputs(targets, self.connection), options)
+
+    def _target(self, desired: Desired) -> dict[str, Any]:
+        facts = desired.status_facts if self.observe else None  # `observe: false`: the writer reads nothing
+        return status_target(desired.body, naming.STATUS_RESOURCES[desired.kind], self._uid(desired), facts)
 
     def _uid(self, desired: Desired) -> pulumi.Output | None:
         """The target's uid: a re-created object (new uid, empty status) gets its status written again."""
@@ -108,11 +178,11 @@ def providers_for(plan: Plan, platform: PlatformConfig) -> dict[bool, k8s.Provid
     return {False: main, True: main if adopting else kubernetes_provider(platform, ADOPTING_PROVIDER, upsert=True)}
 
 
-def deploy(plan: Plan, platform: PlatformConfig) -> None:
-    components = [OwnerComponent(owner) for owner in plan.owners]
-    _Registrar(providers_for(plan, platform), platform).register_all(components)
+def deploy(plan: Plan, config: MaasConfig) -> None:
+    components = [OwnerComponent(group) for group in component_groups(plan, config)]
+    _Registrar(providers_for(plan, config.platform), config.platform).register_all(components)
     for component in components:
-        component.register_outputs(component.owner.outputs)
+        component.register_outputs(component.group.outputs())
     for warning in plan.warnings:
         pulumi.log.warn(warning)
     for name, value in plan.outputs.items():

@@ -10,6 +10,7 @@ import pulumi
 from ..config import KEYS, NAMESPACE, ConfigError, MaasConfig, load_config
 from ..observe import ObservationError, Observed, read_cluster, what_to_observe
 from ..plan.build import build_plan
+from ..plan.checks.gateway_budget import gateway_budget_issues
 from ..plan.checks.identities import identity_issues
 from ..plan.checks.preflight import preflight
 from ..plan.checks.quota import quota_issues
@@ -27,20 +28,23 @@ def run(observed: Observed | None = None) -> Plan:
     """Raises ConfigError before registering anything when the configuration is invalid. `observed`: a snapshot
     taken elsewhere (the offline renderer); None reads the cluster of `platform.kubernetes` once, now."""
     config = load_config(raw_from_pulumi())
-    notes: list[str] = []
+    observation_warnings: list[str] = []
     if observed is None:
-        observed, notes = observe(config)
+        observed, observation_warnings = observe(config)
     plan = build_plan(config, observed)
-    plan.warnings[:0] = notes
+    plan.warnings[:0] = observation_warnings
+    for note in plan.notes:  # before the checks, so that a refused update still shows every gateway's size
+        pulumi.log.info(note)
     issues = (
         preflight(config, plan, observed)
         + quota_issues(config, plan.outputs["quotaResets"])
+        + gateway_budget_issues(config, plan.outputs.get("gateways", {}))
         + identity_issues(plan)
         + check_plan(plan)
     )
     if issues:
         raise ConfigError(issues)
-    deploy(plan, config.platform)
+    deploy(plan, config)
     return plan
 
 

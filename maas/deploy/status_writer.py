@@ -1,28 +1,44 @@
-"""Writing the status subresource of the MaaS resources: a Pulumi dynamic provider.
+"""Writing the status subresource of the MaaS resources: a Pulumi dynamic provider, one resource per component.
 
 Status is a subresource: an apply of the object (what pulumi-kubernetes does) never writes it, and maas-api
-ignores a MaaSModelRef whose `status.phase` is not `Ready`. This provider sends one JSON merge patch to
-`.../{resource}/{name}/status` (field manager `maas-pulumi-status`) through the `kubernetes` client, connected by
-`maas.observe.reader.connect` with the kubeconfig and context of the Kubernetes provider (`platform.kubernetes`).
+ignores a MaaSModelRef whose `status.phase` is not `Ready`. This provider sends one JSON merge patch per object to
+`.../{resource}/{name}/status` (field manager `maas-pulumi-status`) through the `kubernetes` client, connected once
+per resource by `maas.observe.reader.connect` with the kubeconfig and context of the Kubernetes provider
+(`platform.kubernetes`).
+
+One resource writes every status of one component (a model's MaaSModelRef; a tenant's MaasTenantConfig, its
+subscriptions and its auth policies), after everything those statuses describe: a registered resource costs the
+engine as much as a Kubernetes object, and a status write per object nearly doubled their number. Its inputs are
+`connection` and `targets`, one per object keyed `{Kind}/{namespace}/{name}`: the object's identity, the planned
+`status`, the object's uid (`targetUid`) and, when given, `facts`. So a preview diff names each status that
+changes, and the state keeps, per target, what `pulumi refresh` compares with. Every status is carried as one
+canonical JSON string (`encode_status`): the SDK serializes a nested value leaf by leaf, which cost as much per
+status as registering an object, and the state, indented JSON, stores a string on one line where a nested status
+took a hundred; the CLI still shows a JSON string's diff field by field (`(json) {...}`).
 
 Lifecycle:
-- create/update: a status that comes with `facts` is judged again just before the write, on a fresh read of the
-  objects it depends on (`maas.status.needed`), so objects created by the same `pulumi up` count; while the
-  judgement is settling (a route not yet accepted) it looks again every POLL_SECONDS, for at most SETTLE_SECONDS.
-  Then one merge patch: conditions keep their `lastTransitionTime` while their status stays the same, and fields
-  the previous write had and this one drops are set to null. The state keeps the status written (`status`, as the
-  program computes it, so the next preview compares like with like) and as stamped (`appliedStatus`).
-- read (`pulumi refresh`): the live status, so drift shows and the next `up` writes it again; an object that no
-  longer exists ends the resource.
-- delete: nothing. The status is removed from the program either because its object is being deleted (the
-  status goes with it; a patch would race the deletion) or because `controllerMode` became `coexist` (the
-  controller now owns the status; clearing it would hide every model from maas-api until the controller runs).
-- Every failure (HTTP 401, 403, 404, 409, 5xx, unreachable, no answer in time, unreadable cluster) raises
-  `StatusWriteError` naming the object, the HTTP status, the API server's message and what to do: `pulumi up`
-  never records a status it did not write.
+- create/update: each target that is new or changed (status, facts, uid, identity; every target when the connection
+  changed) is written; the others keep what the state recorded. A status that comes with `facts` is judged again
+  just before its write, on a fresh read of the objects it depends on (`maas.status.needed`), so objects created by
+  the same `pulumi up` count; while the judgement is settling (a route not yet accepted) it looks again every
+  POLL_SECONDS, for at most SETTLE_SECONDS. Conditions keep their `lastTransitionTime` while their status stays
+  the same, and fields the previous write had and this one drops are set to null. The state keeps the status
+  written (`status`, as the program computes it, so the next preview compares like with like) and as stamped
+  (`appliedStatus`). A target removed from the inputs is dropped from the state, and nothing is sent for it.
+- read (`pulumi refresh`): each live status, so drift shows and the next `up` writes it again; a target whose
+  object no longer exists is dropped, and a resource with none left ends.
+- delete: nothing. A status leaves the program either because its object is being deleted (the status goes with
+  it; a patch would race the deletion) or because `controllerMode` became `coexist` (the controller now owns the
+  status; clearing it would hide every model from maas-api until the controller runs).
+- Every failure (HTTP 401, 403, 404, 409, 5xx, unreachable, no answer in time, unreadable cluster) is a
+  `StatusWriteError` naming the object, the HTTP status, the API server's message and what to do. One failure
+  does not stop the others: every target is attempted and the resource fails with every failure listed, so
+  `pulumi up` never records a status it did not write (the state keeps its previous record of each target, and
+  the next `up` writes them again). Only when the cluster cannot be used at all (unreachable, no answer, the
+  credentials or the kubeconfig refused) are the remaining targets not attempted.
 
 The kubeconfig and context are inputs (a Pulumi secret) and outputs (kept secret by the engine, as inputs of the
-same name are), because `read` receives only the state. A changed connection is a change: the status is written
+same name are), because `read` receives only the state. A changed connection is a change: every status is written
 again through it, so that `pulumi refresh` reads where `pulumi up` last wrote.
 """
 
@@ -31,11 +47,10 @@ from __future__ import annotations
 import json
 import time
 import urllib.parse
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import pulumi
 import pulumi.dynamic
@@ -45,7 +60,7 @@ from kubernetes.client.exceptions import ApiException
 from ..observe import ObservationError, ObservationRequest, Observed, read_cluster
 from ..observe.reader import AUTH, HTTP_HINTS, Connection, connect
 from ..plan.status import judge, needed, settling
-from ..plan.status.writes import merge_patch, stamp_conditions, unstamped
+from ..plan.status.writes import TRANSITION, merge_patch, stamp_conditions, unstamped
 
 MERGE_PATCH = "application/merge-patch+json"
 FIELD_MANAGER = "maas-pulumi-status"
@@ -53,7 +68,9 @@ TIMEOUT_SECONDS = 30.0  # every request, and every observation before a write
 POLL_SECONDS = 2.0  # while a judgement is settling, look again this often ...
 SETTLE_SECONDS = 30.0  # ... for at most this long, then write what was judged
 IDENTITY_KEYS = ("apiVersion", "kind", "resource", "namespace", "name")
-COMPARED_KEYS = ("status", "facts", "targetUid", "connection")
+COMPARED_KEYS = ("status", "facts", "targetUid")
+RECORDED_KEYS = ("status", "transitions", "storedStatus")  # what a write or a refresh records, beside the inputs
+BATCH_ID = "statuses"
 HINTS = {
     401: HTTP_HINTS[401],
     403: "grant the identity of the kubeconfig `{verb}` on {resource}",
@@ -64,10 +81,17 @@ HINTS = {
 SERVER_HINT = "the API server failed; run `pulumi up` again"
 UNREACHABLE_HINT = "check platform.kubernetes.kubeconfig and platform.kubernetes.context, then run `pulumi up` again"
 
+T = TypeVar("T")
+
 
 class StatusWriteError(Exception):
     """A status that could not be written (or read): `pulumi up` fails for this resource and keeps the previous
     state."""
+
+
+class ClusterUnusableError(StatusWriteError):
+    """The cluster cannot be used at all (unreachable, no answer, credentials or kubeconfig refused): the other
+    targets of the resource are not attempted, they would fail the same way, each after its own timeout."""
 
 
 # ----------------------------------------------------------------------------------------------- the API
@@ -90,37 +114,50 @@ class _Request:
     failed: str  # "could not write the status of MaaSModelRef llm/granite-7b"
 
 
-def patch_status(connection: Mapping[str, str], target: Mapping[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+class Session:
+    """One connection for all the targets of a resource, opened on first use (a resource whose statuses all stay
+    as recorded connects to nothing), closed on leaving the `with` block."""
+
+    def __init__(self, connection: Mapping[str, str]) -> None:
+        self.connection = connection
+        self._api: Connection | None = None
+
+    def connected(self, request: _Request) -> Connection:
+        if self._api is None:
+            try:
+                self._api = connect(self.connection.get("kubeconfig"), self.connection.get("context"))
+            except ObservationError as error:
+                raise ClusterUnusableError(f"{request.failed}: {error}") from None
+        return self._api
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._api is not None:
+            self._api.client.close()
+
+
+def patch_status(api: Session, target: Mapping[str, Any], status: dict[str, Any]) -> dict[str, Any]:
     """One merge patch `{"status": ...}` to the status subresource; the API server's answer, or StatusWriteError."""
     resource = f"{target['resource']}/status"
     request = _Request(
         "PATCH", object_path(target) + "/status", "patch", resource, f"could not write the {_what(target)}"
     )
-    with _connected(connection, request) as api:
-        return _call(api, request, {"status": status}) or {}
+    return _call(api, request, {"status": status}) or {}
 
 
-def live_status(connection: Mapping[str, str], target: Mapping[str, Any]) -> dict[str, Any] | None:
+def live_status(api: Session, target: Mapping[str, Any]) -> dict[str, Any] | None:
     """The object's status as stored ({} when it has none); None when the object does not exist."""
     request = _Request("GET", object_path(target), "get", target["resource"], f"could not read the {_what(target)}")
-    with _connected(connection, request) as api:
-        found = _call(api, request, None)
+    found = _call(api, request, None)
     return None if found is None else dict(found.get("status") or {})
 
 
-@contextmanager
-def _connected(connection: Mapping[str, str], request: _Request) -> Iterator[Connection]:
-    try:
-        api = connect(connection.get("kubeconfig"), connection.get("context"))
-    except ObservationError as error:
-        raise StatusWriteError(f"{request.failed}: {error}") from None
-    with api.client:
-        yield api
-
-
-def _call(api: Connection, request: _Request, body: Any) -> dict[str, Any] | None:
+def _call(api: Session, request: _Request, body: Any) -> dict[str, Any] | None:
     """The JSON answer; None for a GET of an object that does not exist; StatusWriteError for any other failure."""
-    client = api.client
+    connection = api.connected(request)
+    client = connection.client
     query = [("fieldManager", FIELD_MANAGER)] if request.method == "PATCH" else []
     headers = {"Accept": "application/json", **({"Content-Type": MERGE_PATCH} if body is not None else {})}
     method, url, headers, body, _ = client.param_serialize(
@@ -131,11 +168,12 @@ def _call(api: Connection, request: _Request, body: Any) -> dict[str, Any] | Non
         response = client.call_api(method, url, headers, body, _request_timeout=TIMEOUT_SECONDS)
         data = response.read()
     except (ApiException, urllib3.exceptions.HTTPError, OSError) as error:
-        raise StatusWriteError(f"{failed}: {_unreachable(api, error)}; {UNREACHABLE_HINT}") from None
+        raise ClusterUnusableError(f"{failed}: {_unreachable(connection, error)}; {UNREACHABLE_HINT}") from None
     if response.status == 404 and request.method == "GET":
         return None
     if not 200 <= response.status < 300:
-        raise StatusWriteError(f"{failed}: {_http_problem(request, response.status, response.reason, data)}")
+        problem = f"{failed}: {_http_problem(request, response.status, response.reason, data)}"
+        raise (ClusterUnusableError if response.status == 401 else StatusWriteError)(problem)
     try:
         return json.loads(data or b"{}")
     except ValueError:
@@ -166,30 +204,52 @@ def _what(target: Mapping[str, Any]) -> str:
     return f"status of {target['kind']} {target['namespace']}/{target['name']}"
 
 
+def each_target(targets: Mapping[str, T], attempt: Callable[[T], Any]) -> dict[str, Any]:
+    """`attempt` on every target, in key order, then one StatusWriteError listing every failure, if any: one
+    failing object does not hide the others, nor keep them from being written."""
+    done: dict[str, Any] = {}
+    failures: list[str] = []
+    keys = sorted(targets)
+    for index, key in enumerate(keys):
+        try:
+            done[key] = attempt(targets[key])
+        except ClusterUnusableError as error:
+            failures.append(str(error))
+            skipped = len(keys) - index - 1
+            failures.extend([f"{skipped} more not attempted"] if skipped else [])
+            break
+        except StatusWriteError as error:
+            failures.append(str(error))
+    if failures and len(keys) == 1:
+        raise StatusWriteError(failures[0])
+    if failures:
+        raise StatusWriteError("\n  ".join([f"{len(keys) - len(done)} of {len(keys)} statuses failed:", *failures]))
+    return done
+
+
 # ------------------------------------------------------------------------------------------ the judgement
 
 
-def status_to_write(props: Mapping[str, Any]) -> dict[str, Any]:
+def status_to_write(target: Mapping[str, Any], connection: Mapping[str, str]) -> dict[str, Any]:
     """The planned `status`, or, with `facts`, the status judged now on the live cluster (after settling)."""
-    facts = props.get("facts")
+    facts = target.get("facts")
     if not facts:
-        return dict(props["status"])
-    kind = props["kind"]
+        return decode_status(target["status"])
+    kind = target["kind"]
     request = ObservationRequest((), needed(kind, facts))
     deadline = time.monotonic() + SETTLE_SECONDS
-    observed = _observe(request, props)
+    observed = _observe(request, target, connection)
     while settling(kind, facts, observed) and time.monotonic() + POLL_SECONDS <= deadline:
         time.sleep(POLL_SECONDS)
-        observed = _observe(request, props)
+        observed = _observe(request, target, connection)
     return judge(kind, facts, observed)
 
 
-def _observe(request: ObservationRequest, props: Mapping[str, Any]) -> Observed:
-    connection = props.get("connection") or {}
+def _observe(request: ObservationRequest, target: Mapping[str, Any], connection: Mapping[str, str]) -> Observed:
     try:
         return read_cluster(request, connection.get("kubeconfig"), connection.get("context"), TIMEOUT_SECONDS)
     except ObservationError as error:
-        raise StatusWriteError(f"could not judge the {_what(props)} before writing it: {error}") from None
+        raise StatusWriteError(f"could not judge the {_what(target)} before writing it: {error}") from None
 
 
 def _now() -> str:
@@ -199,89 +259,175 @@ def _now() -> str:
 # ----------------------------------------------------------------------------------------------- provider
 
 
-class StatusProvider(pulumi.dynamic.ResourceProvider):
-    """create/update patch `/status`, read returns the live status, delete does nothing (see the module
-    docstring)."""
+class StatusBatchProvider(pulumi.dynamic.ResourceProvider):
+    """create/update patch `/status` of each new or changed target, read returns the live statuses, delete does
+    nothing (see the module docstring)."""
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
-        return pulumi.dynamic.CreateResult(status_id(props), _write(props, None))
+        return pulumi.dynamic.CreateResult(BATCH_ID, _write_changed(props, {}))
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
-        replaces = [key for key in IDENTITY_KEYS if olds.get(key) != news.get(key)]
-        changed = bool(replaces) or any(olds.get(key) != news.get(key) for key in COMPARED_KEYS)
-        return pulumi.dynamic.DiffResult(changes=changed, replaces=replaces, delete_before_replace=False)
+        """No replacement ever: a target that moves is written as a new one, and nothing is ever deleted."""
+        old, new = olds.get("targets") or {}, news.get("targets") or {}
+        changed = olds.get("connection") != news.get("connection") or old.keys() != new.keys()
+        changed = changed or any(target_changed(old[key], new[key]) for key in new)
+        return pulumi.dynamic.DiffResult(changes=changed, replaces=[], delete_before_replace=False)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
-        return pulumi.dynamic.UpdateResult(_write(news, olds.get("appliedStatus")))
+        return pulumi.dynamic.UpdateResult(_write_changed(news, olds))
 
     def read(self, id_: str, props: dict[str, Any]) -> pulumi.dynamic.ReadResult:
-        """State written before the connection was kept has no `connection`: it stays as it is (its next `up`
-        rewrites the status, since the connection then differs)."""
-        if "connection" not in props:
-            return pulumi.dynamic.ReadResult(id_, props)
-        live = live_status(props["connection"] or {}, props)
-        if live is None:
+        targets = props.get("targets") or {}
+        with Session(props.get("connection") or {}) as api:
+            found = each_target(targets, lambda target: _read(api, target))
+        live = {key: target for key, target in found.items() if target is not None}
+        if not live:
             return pulumi.dynamic.ReadResult("", {})
-        if unstamped(live) == props.get("storedStatus", props.get("status")):
-            return pulumi.dynamic.ReadResult(id_, props)  # as written: fields the API server prunes are no drift
-        drift = unstamped(live)
-        return pulumi.dynamic.ReadResult(id_, {**props, "status": drift, "storedStatus": drift, "appliedStatus": live})
+        return pulumi.dynamic.ReadResult(id_, {**props, "targets": live})
 
     def delete(self, _id: str, _props: dict[str, Any]) -> None:
         return None
 
 
-def _write(props: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any]:
-    """Judge, stamp and patch; the outputs: the inputs with the status written (bare and stamped) and the status
-    the API server stored, which is what `read` compares the live one with: a CRD that prunes a field (an older
-    MaaSSubscription CRD has no `rateLimitIdentity`) must not look like drift at every refresh."""
-    status = status_to_write(props)
+class StatusProvider(pulumi.dynamic.ResourceProvider):
+    """One status per resource (`{Kind}/status/{namespace}/{name}`), as states written before the status writes
+    were batched hold; the program registers none any more. Pulumi unpickles this class from such a state to
+    delete those resources, which sends nothing (the batch of their component writes the statuses instead), and to
+    refresh them, which keeps them as recorded until the next `up` deletes them."""
+
+
+def target_changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
+    return old is None or any(old.get(key) != new.get(key) for key in IDENTITY_KEYS + COMPARED_KEYS)
+
+
+def _write_changed(news: dict[str, Any], olds: dict[str, Any]) -> dict[str, Any]:
+    """Write the targets that are new or changed (all of them through a new connection); the outputs: the inputs,
+    each target with what its write recorded, or with the record of `olds` when it was not written again."""
+    connection = news.get("connection") or {}
+    recorded = olds.get("targets") or {}
+    moved = olds.get("connection") != news.get("connection")
+    todo = {key: t for key, t in news["targets"].items() if moved or target_changed(recorded.get(key), t)}
+    with Session(connection) as api:
+        written = each_target(todo, lambda target: _write(api, target, _previous(recorded, target), connection))
+    targets = {key: written[key] if key in written else recorded[key] for key in sorted(news["targets"])}
+    return {**news, "targets": targets}
+
+
+def _previous(recorded: Mapping[str, Any], target: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The status last written to the same object, which the merge patch and the transition times start from."""
+    old = recorded.get(target_key(target))
+    same = old is not None and all(old.get(key) == target.get(key) for key in IDENTITY_KEYS)
+    return applied_status(old) if same else None
+
+
+def _write(
+    api: Session, target: dict[str, Any], previous: dict[str, Any] | None, connection: Mapping[str, str]
+) -> dict[str, Any]:
+    """Judge, stamp and patch; the target with the status written, its transition times and, when the API server
+    stored another status, that one, which is what `read` compares the live one with: a CRD that prunes a field (an
+    older MaaSSubscription CRD has no `rateLimitIdentity`) must not look like drift at every refresh."""
+    status = status_to_write(target, connection)
     applied = stamp_conditions(status, previous, _now())
-    answer = patch_status(props.get("connection") or {}, props, merge_patch(applied, previous))
-    stored = answer.get("status") if isinstance(answer.get("status"), dict) else applied
-    return {**props, "status": status, "appliedStatus": applied, "storedStatus": unstamped(stored)}
+    answer = patch_status(api, target, merge_patch(applied, previous))
+    stored = unstamped(answer["status"]) if isinstance(answer.get("status"), dict) else status
+    return _record(target, encode_status(status), transition_times(applied), encode_status(stored))
 
 
-def status_id(props: Mapping[str, Any]) -> str:
-    return f"{props['kind']}/{props['namespace']}/{props['name']}/status"
+def _read(api: Session, target: dict[str, Any]) -> dict[str, Any] | None:
+    """The target as recorded when its live status is as written (fields the API server prunes are no drift),
+    with the live status when it drifted, None when its object is gone."""
+    live = live_status(api, target)
+    if live is None:
+        return None
+    drift = encode_status(unstamped(live))
+    if drift == target.get("storedStatus", target["status"]):
+        return target
+    return _record(target, drift, transition_times(live), drift)
 
 
-class StatusPatch(pulumi.dynamic.Resource):
-    """The status of one MaaS object, written after the object and the policies the status describes."""
+def _record(target: dict[str, Any], status: str, transitions: dict[str, str], stored: str) -> dict[str, Any]:
+    record = {key: value for key, value in target.items() if key not in RECORDED_KEYS}
+    record |= {"status": status, "transitions": transitions}
+    return record | ({"storedStatus": stored} if stored != status else {})
+
+
+def transition_times(stamped: Mapping[str, Any]) -> dict[str, str]:
+    """Each condition's `lastTransitionTime` by condition type."""
+    conditions = stamped.get("conditions")
+    if not isinstance(conditions, list):
+        return {}
+    return {c["type"]: c[TRANSITION] for c in conditions if _typed(c) and isinstance(c.get(TRANSITION), str)}
+
+
+def applied_status(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The status as last stamped: the recorded status, each condition with its recorded transition time."""
+    times, status = record.get("transitions") or {}, decode_status(record["status"])
+    conditions = status.get("conditions")
+    if not isinstance(conditions, list):
+        return dict(status)
+    stamped = [{**c, TRANSITION: times[c["type"]]} if _typed(c) and c["type"] in times else c for c in conditions]
+    return {**status, "conditions": stamped}
+
+
+def _typed(condition: Any) -> bool:
+    return isinstance(condition, Mapping) and isinstance(condition.get("type"), str)
+
+
+class StatusWrites(pulumi.dynamic.Resource):
+    """The statuses of one component's objects, written after those objects and everything the statuses describe.
+
+    The SDK pickles the provider for every dynamic resource (by reference to this importable class: 84 bytes,
+    about 20 µs), so one resource per component also means one pickle per component, not one per status."""
 
     def __init__(self, name: str, props: dict[str, Any], opts: pulumi.ResourceOptions) -> None:
-        super().__init__(StatusProvider(), name, props, opts)
+        super().__init__(StatusBatchProvider(), name, props, opts)
 
 
-def status_inputs(
-    body: dict[str, Any],
-    resource: str,
-    connection: Mapping[str, str],
-    target_uid: Any,
-    facts: Mapping[str, Any] | None = None,
+def target_key(target: Mapping[str, Any]) -> str:
+    return f"{target['kind']}/{target['namespace']}/{target['name']}"
+
+
+def status_target(
+    body: dict[str, Any], resource: str, target_uid: Any, facts: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The dynamic resource's inputs for a status Desired body: identity, `status`, the target's uid, the
-    connection (secret) and, when given, the `facts` to judge the status again at write time."""
-    inputs = {
+    """One target of a status write resource, from a status Desired body: identity, `status`, the object's uid and,
+    when given, the `facts` to judge the status again at write time."""
+    target = {
         "apiVersion": body["apiVersion"],
         "kind": body["kind"],
         "resource": resource,
         "namespace": body["metadata"]["namespace"],
         "name": body["metadata"]["name"],
-        "status": body["status"],
+        "status": encode_status(body["status"]),
         "targetUid": target_uid,
-        "connection": pulumi.Output.secret(dict(connection)),
     }
     if facts is not None:
-        inputs["facts"] = dict(facts)
-    return inputs
+        target["facts"] = dict(facts)
+    return target
 
 
-def rendered_status(inputs: dict[str, Any]) -> dict[str, Any]:
+def status_inputs(targets: list[dict[str, Any]], connection: Mapping[str, str]) -> dict[str, Any]:
+    """The inputs of one status write resource: the connection (secret) and the targets by key."""
+    return {
+        "connection": pulumi.Output.secret(dict(connection)),
+        "targets": {target_key(target): target for target in targets},
+    }
+
+
+def rendered_status(target: Mapping[str, Any]) -> dict[str, Any]:
     """How the offline render shows a status write: kind `{Kind}Status`, the object's identity and the status."""
     return {
-        "apiVersion": inputs["apiVersion"],
-        "kind": f"{inputs['kind']}Status",
-        "metadata": {"name": inputs["name"], "namespace": inputs["namespace"]},
-        "status": inputs["status"],
+        "apiVersion": target["apiVersion"],
+        "kind": f"{target['kind']}Status",
+        "metadata": {"name": target["name"], "namespace": target["namespace"]},
+        "status": decode_status(target["status"]),
     }
+
+
+def encode_status(status: Mapping[str, Any]) -> str:
+    """A status as its targets carry it: JSON, keys sorted (equal statuses, equal strings), no spaces."""
+    return json.dumps(status, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def decode_status(encoded: str) -> dict[str, Any]:
+    return json.loads(encoded)

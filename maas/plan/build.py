@@ -3,7 +3,8 @@
 Concern modules compute objects; this module only assembles them under their owners (`Platform`, one `Tenant`
 per tenant, one `Model` per model) and applies the cross-cutting rules: the effective rate-limit identities, the
 unmanaged objects (`unmanaged.py`), `controllerMode: coexist` (a running maas-controller keeps out), readiness,
-the quota-continuity report, and the status writes, last.
+the quota-continuity report, and the status writes, last. Only then is the whole plan narrowed to the stack's
+`platform.scope` (`scope.py`), so that every rule judges the whole configuration in every stack.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from ..observe import Observed
 from .checks.quota import quota_report
 from .dashboard import usage_dashboard
 from .desired import Desired, Plan
+from .gateway import add_gateway_budget
 from .models.resources import Publication, publish
 from .models.routing import external_model_desired
 from .policies.access import add_access_control
 from .policies.identity import Identity, effective_identities
 from .policies.ratelimit import plan_rate_limits
 from .readiness import skip_await_on_custom_resources
+from .scope import select_scope
 from .tenants.management import add_tenant_statuses, add_tenants, apply_management_states
 from .unmanaged import apply_unmanaged
 
@@ -52,8 +55,9 @@ def build_plan(config: MaasConfig, observed: Observed) -> Plan:
         skip_await_on_custom_resources(plan)
     _add_statuses(publication, plan)
     add_tenant_statuses(config, observed, plan)
+    add_gateway_budget(config, observed, plan)  # on the whole plan, before the scope narrows it
     plan.resolve_dependencies()
-    return plan
+    return select_scope(config, plan)
 
 
 def _add_models(config: MaasConfig, observed: Observed, identities: Mapping[str, Identity], plan: Plan) -> Publication:

@@ -112,11 +112,13 @@ class Owner:
 
 @dataclass
 class Plan:
-    """Everything the program registers, grouped by owner, plus the warnings and stack outputs to show."""
+    """Everything the program registers, grouped by owner, plus the warnings, informational notes (e.g. each
+    gateway's wasm budget line) and stack outputs to show."""
 
     owners_by_key: dict[tuple[str, str], Owner] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def owner(self, kind: str, name: str) -> Owner:
         """The owner `kind/name`, created on first use (kinds: Platform, Tenant, Model, ...)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +40,7 @@ class Registration:
     ignore_changes: tuple[str, ...]
     provider: str
     dependencies: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()  # the URNs the resource had before (Pulumi moves it instead of replacing it)
 
     @property
     def is_kubernetes_object(self) -> bool:
@@ -49,7 +51,9 @@ class Registration:
 class Rendering:
     registrations: list[Registration] = field(default_factory=list)
     component_outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    stack_outputs: dict[str, Any] = field(default_factory=dict)  # what `pulumi.export` received
     warnings: list[str] = field(default_factory=list)
+    infos: list[str] = field(default_factory=list)  # `pulumi.log.info` lines: what a preview prints
     plan: Plan | None = None
 
     def objects(self) -> list[dict[str, Any]]:
@@ -58,9 +62,10 @@ class Rendering:
         return sorted(bodies, key=object_sort_key)
 
     def statuses(self) -> list[dict[str, Any]]:
-        """The status writes registered (kind `{Kind}Status`, see `status_provider.rendered_status`), stable order."""
-        bodies = [canonical(rendered_status(r.inputs)) for r in self.registrations if r.type == STATUS_TYPE]
-        return sorted(bodies, key=object_sort_key)
+        """Every status write (kind `{Kind}Status`, see `status_writer.rendered_status`), one per object although
+        one resource writes those of a whole component, in a stable order."""
+        writes = [r.inputs["targets"].values() for r in self.registrations if r.type == STATUS_TYPE]
+        return sorted((canonical(rendered_status(t)) for targets in writes for t in targets), key=object_sort_key)
 
 
 TOP_LEVEL_ORDER = ("apiVersion", "kind", "metadata")
@@ -87,9 +92,15 @@ def object_sort_key(body: dict[str, Any]) -> tuple[str, str, str, str]:
 
 
 class _EchoMocks(pulumi.runtime.Mocks):
-    """Resources come back with their inputs as state, as a cluster would after a successful apply."""
+    """Resources come back with their inputs as state, as a cluster would after a successful apply. The inputs the
+    mock monitor deserialized for this call are kept for the recording monitor (same thread: the SDK runs each
+    registration in an executor thread), so that it need not deserialize them a second time."""
+
+    def __init__(self) -> None:
+        self.current = threading.local()
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+        self.current.inputs = args.inputs
         return f"{args.name}-id", args.inputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
@@ -107,7 +118,7 @@ class RecordingMonitor(MockMonitor):
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
-            self.registrations.append(_registration(request, response.urn))
+            self.registrations.append(_registration(request, response.urn, self.mocks.current.inputs))
         return response
 
     def RegisterResourceOutputs(self, request):  # noqa: N802 (gRPC method name)
@@ -115,19 +126,19 @@ class RecordingMonitor(MockMonitor):
         return super().RegisterResourceOutputs(request)
 
 
-def _registration(request, urn: str) -> Registration:
-    inputs = _integral(_sync_await(_deserialize(request.object)))
+def _registration(request, urn: str, inputs: dict[str, Any]) -> Registration:
     return Registration(
         type=request.type,
         name=request.name,
         urn=urn,
         parent=request.parent,
         custom=request.custom,
-        inputs=inputs,
+        inputs=_integral(inputs),
         retain_on_delete=request.retainOnDelete,
         ignore_changes=tuple(request.ignoreChanges),
         provider=request.provider,
         dependencies=tuple(sorted(request.dependencies)),
+        aliases=tuple(alias.urn for alias in request.aliases if alias.urn),
     )
 
 
@@ -146,13 +157,19 @@ def _integral(value: Any) -> Any:
     return value
 
 
-class _WarningCollector(logging.Handler):
+class _LogCollector(logging.Handler):
+    """What the program logs (`pulumi.log`): warnings, and the informational lines a preview shows."""
+
     def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.messages: list[str] = []
+        super().__init__(logging.INFO)
+        self.warnings: list[str] = []
+        self.infos: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
+        if record.levelno >= logging.WARNING:
+            self.warnings.append(record.getMessage())
+        elif record.levelno == logging.INFO:
+            self.infos.append(record.getMessage())
 
 
 def render(
@@ -166,19 +183,24 @@ def render(
     from ..deploy.program import run
 
     monitor = monitor or RecordingMonitor()
-    collector = _WarningCollector()
+    collector = _LogCollector()
     logger = logging.getLogger(f"maas.render.{id(monitor)}")
     logger.propagate = False
+    logger.setLevel(logging.INFO)
     logger.addHandler(collector)
     pulumi.runtime.set_all_config({f"{PROJECT}:{key}": json.dumps(value) for key, value in raw_config.items()})
     pulumi.runtime.set_mocks(_EchoMocks(), project=PROJECT, stack=stack, preview=False, monitor=monitor, logger=logger)
     rendering = Rendering()
+    stack_outputs = pulumi.runtime.settings.get_root_resource().outputs
+    stack_outputs.clear()  # the SDK keeps one root stack per process; its exports are this run's alone
 
     def program() -> None:
         rendering.plan = run(observed or Observed.nothing())
 
     pulumi.runtime.test(program)()
+    rendering.stack_outputs = dict(stack_outputs)
     rendering.registrations = monitor.registrations
     rendering.component_outputs = monitor.outputs
-    rendering.warnings = collector.messages
+    rendering.warnings = collector.warnings
+    rendering.infos = collector.infos
     return rendering

@@ -23,7 +23,7 @@ def preflight(config: MaasConfig, plan: Plan, observed: Observed) -> list[Config
     return sorted(
         set(
             _missing_crds(config, plan, observed)
-            + _missing_gateways(config, observed)
+            + _missing_gateways(config, plan, observed)
             + _missing_db_secret(config, plan, observed)
         )
     )
@@ -36,8 +36,8 @@ def _missing_crds(config: MaasConfig, plan: Plan, observed: Observed) -> list[Co
         for obj in owner.objects:
             if obj.kind in KINDS and not KINDS[obj.kind].builtin:
                 needed.setdefault(obj.kind, owner_path(owner))
-    for model in config.models:
-        if model.modelRef.kind == "LLMInferenceService":
+    for model in config.models:  # a stack scoped to another tenant registers nothing of this model
+        if model.modelRef.kind == "LLMInferenceService" and ("Model", model.key) in plan.owners_by_key:
             needed.setdefault("LLMInferenceService", f"maas:models ({model.key})")
     issues = []
     for kind, needed_by in sorted(needed.items()):
@@ -53,11 +53,12 @@ def _missing_crds(config: MaasConfig, plan: Plan, observed: Observed) -> list[Co
     return issues
 
 
-def _missing_gateways(config: MaasConfig, observed: Observed) -> list[ConfigIssue]:
+def _missing_gateways(config: MaasConfig, plan: Plan, observed: Observed) -> list[ConfigIssue]:
+    """Only the tenants this stack registers (`platform.scope`): another tenant's Gateway is its own stack's."""
     namespace = config.platform.gateway.namespace
     issues = []
     for tenant in config.tenants:
-        if tenant.managementState != "Managed":
+        if tenant.managementState != "Managed" or ("Tenant", tenant.name) not in plan.owners_by_key:
             continue
         name = tenant.gateway_name(config.platform)
         if observed.lookup("Gateway", namespace, name).state == "absent":

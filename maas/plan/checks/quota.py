@@ -34,7 +34,11 @@ _VALUE: dict[Identity, re.Pattern[str]] = {
     "short": re.compile(r"[0-9a-f]{16}"),
     "legacy": re.compile(rf"{_LABEL}/{_LABEL}@{_LABEL}/{_LABEL}"),
 }
-_CLAUSE = re.compile(r'\s*(auth\.identity\.selected_subscription_(?:id|key))\s*==\s*"([^"\\]*)"\s*')
+_ATTRIBUTE = r"(auth\.identity\.selected_subscription_(?:id|key))"
+_STRING = r'"[^"\\]*"'
+# The default form's `attribute == "value"`, or the compact form's `attribute in ["value", ...]`.
+_CLAUSE = re.compile(rf"\s*{_ATTRIBUTE}\s*(?:==\s*({_STRING})|\s+in\s*\[((?:\s*{_STRING}\s*,)*\s*{_STRING})?\s*\])\s*")
+_VALUES = re.compile(r'"([^"\\]*)"')
 # Upstream writes the exemption on `request.path`, this program on `request.url_path`: both are read.
 _EXEMPTION = re.compile(r'\s*&&\s*!\s*request\.(?:url_)?path\.endsWith\(\s*"/v1/models"\s*\)\s*$')
 
@@ -46,20 +50,28 @@ class Clause:
 
 
 def parse_predicate(text: str) -> tuple[Clause, ...] | None:
-    """The member clauses of a token limit's predicate: one bare clause, or several joined by `||` in parentheses,
-    optionally followed by the discovery exemption. None for any other form."""
+    """The member clauses of a token limit's predicate, optionally followed by the discovery exemption: one bare
+    alternative, or several joined by `||` in parentheses, each an `==` clause (`predicateFormat: default`) or an
+    `in` list (`compact`), so a switch of format attributes every member alike. None for any other form."""
     body = _EXEMPTION.sub("", text, count=1).strip()
     parts = body[1:-1].split("||") if body.startswith("(") and body.endswith(")") else [body]
-    clauses = [_clause(part) for part in parts]
-    return None if None in clauses else tuple(clauses)
+    clauses: list[Clause] = []
+    for part in parts:
+        found = _clauses(part)
+        if found is None:
+            return None
+        clauses += found
+    return tuple(clauses)
 
 
-def _clause(text: str) -> Clause | None:
+def _clauses(text: str) -> list[Clause] | None:
     match = _CLAUSE.fullmatch(text)
     if match is None:
         return None
     identity = _GENERATION[match[1]]
-    return Clause(identity, match[2]) if _VALUE[identity].fullmatch(match[2]) else None
+    values = _VALUES.findall(match[2] or match[3] or "")
+    pattern = _VALUE[identity]
+    return [Clause(identity, value) for value in values] if all(map(pattern.fullmatch, values)) else None
 
 
 @dataclass(frozen=True)
@@ -97,30 +109,33 @@ class QuotaReport:
 def quota_report(config: MaasConfig, observed: Observed, plan: Plan) -> QuotaReport:
     """Every model's live policy against its planned one; a policy Pulumi leaves unchanged resets nothing."""
     planned = {(obj.namespace, obj.name): obj for obj in plan.objects() if obj.kind == KIND and not obj.subresource}
-    ids = _short_ids(config)
+    ids: dict[str, dict[str, str]] | None = None  # computed once some live policy needs them
     resets: list[Reset] = []
     warnings: list[str] = []
     elsewhere = _live_by_model(observed)
     unobserved = []
     for model in sorted(config.models, key=lambda m: m.key):
-        name = naming.trlp_name(model.name)
-        live = observed.lookup(KIND, model.route_namespace, name)
-        target = planned.get((model.route_namespace, name))
+        where = (model.route_namespace, naming.trlp_name(model.name))
+        target = planned.get(where)
         if not _changed_by_pulumi(target):
             continue
-        after = _members(target.body, model.key, ids[model.key], warnings)
+        live = observed.lookup(KIND, *where)
         if live.state == "unknown":
             unobserved.append(model.key)
-        elif live.state == "present":
+        others = [other for other in elsewhere.get(model.key, ()) if _where(other) != where]
+        if live.state != "present" and not others:
+            continue  # no live counter to keep: nothing to compare
+        ids = _short_ids(config) if ids is None else ids
+        after = _members(target.body, model.key, ids[model.key], warnings)
+        if live.state == "present":
             before = _members(live.object, model.key, ids[model.key], warnings)
             moved = _route_change(live.object, target.body)
             resets += (
                 _moved_resets(model.key, before, after, moved) if moved else _model_resets(model.key, before, after)
             )
-        for other in elsewhere.get(model.key, ()):
-            if _where(other) != (model.route_namespace, name):
-                before = _members(other, model.key, ids[model.key], warnings)
-                resets += _moved_resets(model.key, before, after, f"its policy moves from {'/'.join(_where(other))}")
+        for other in others:
+            before = _members(other, model.key, ids[model.key], warnings)
+            resets += _moved_resets(model.key, before, after, f"its policy moves from {'/'.join(_where(other))}")
     resets = sorted(set(resets), key=lambda r: (r.subscription, r.model, r.old_limit))
     accepted = set(config.acceptQuotaResets)
     outputs = [_output(reset, reset.subscription in accepted) for reset in resets]
@@ -207,10 +222,12 @@ def _members(policy: Mapping[str, Any], model: str, ids: Mapping[str, str], warn
         if clauses is None:
             warnings.append(_unreadable_warning(policy, name, limit))
             continue
+        rates, counters = _rates(limit), _counters(limit)
+        slots = {identity: Slot(str(name), identity, rates, counters) for identity in IDENTITY_ATTRIBUTE}
         for clause in clauses:
             subscription = _subscription(clause, model, ids)
             if subscription is not None:
-                members[subscription].append(Slot(str(name), clause.identity, _rates(limit), _counters(limit)))
+                members[subscription].append(slots[clause.identity])
     return members
 
 

@@ -9,8 +9,9 @@ describes. Conditions carry no `lastTransitionTime` here: the status writer stam
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from ... import naming
@@ -19,13 +20,14 @@ from ...config.schema import Metadata, ModelKey, Subjects
 from ...observe import Observed
 from ..desired import Desired, k8s_object, object_identity, status_write
 from ..policies.identity import Identity
-from ..policies.ratelimit import rate_set
+from ..policies.ratelimit import rates_of
 from ..status import writes_status
 from ..status.conditions import condition
 from ..status.model import ModelFacts, model_status
 from .routing import model_details, route_of, tenant_of
 
 OwnerKey = tuple[str, str]
+POSITION = attrgetter("namespace", "name")  # the order of model references in the CRs
 # An unlimited model reference has no rates; the CRD requires at least one, so the CR carries the largest rate it
 # admits (informational: maas-api only displays and orders by it; the TokenRateLimitPolicy enforces `unlimited`).
 UNLIMITED_RATE = {"limit": 1_000_000_000, "window": "1s"}
@@ -48,6 +50,7 @@ def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Ide
     """
     with_status = writes_status(config.platform)
     governed = _governed_models(config)
+    targets = _Targets.of(config)
     result = Publication()
     phases = {}
     for model in sorted(config.models, key=lambda m: m.key):
@@ -68,7 +71,7 @@ def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Ide
         result.objects[owner] = [body]
         result.outputs[owner] = {"phase": status["phase"]}
         if with_status:
-            result.statuses[owner] = [status_write(body, status, _auth_policy_dependencies(config, policy))]
+            result.statuses[owner] = [status_write(body, status, targets.dependencies(policy, AUTH))]
     for subscription in sorted(config.subscriptions, key=lambda s: s.key):
         owner = ("Subscription", subscription.key)
         identity = identities[subscription.key]
@@ -77,8 +80,7 @@ def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Ide
         result.objects[owner] = [body]
         result.outputs[owner] = {"phase": status["phase"], "rateLimitIdentity": identity}
         if with_status:
-            dependencies = _subscription_dependencies(config, subscription)
-            result.statuses[owner] = [status_write(body, status, dependencies)]
+            result.statuses[owner] = [status_write(body, status, targets.dependencies(subscription, TRLP))]
     return result
 
 
@@ -107,12 +109,13 @@ def maas_subscription(subscription: SubscriptionConfig, identity: Identity) -> d
     """The mirror CRD has no `unlimited` and no `rateLimitIdentity`: unlimited references carry `UNLIMITED_RATE`
     and are listed in an annotation; the effective identity is published in the status, where maas-api reads it,
     and in an annotation, where it survives a CRD that prunes that status field (the sticky stamp)."""
-    refs = sorted(subscription.modelRefs, key=lambda r: (r.namespace, r.name))
+    refs = sorted(subscription.modelRefs, key=POSITION)
     model_refs = []
     for ref in refs:
         entry: dict[str, Any] = {"name": ref.name, "namespace": ref.namespace}
-        rates = rate_set((r.limit, r.window) for r in ref.tokenRateLimits)
-        entry["tokenRateLimits"] = [UNLIMITED_RATE] if ref.unlimited else [{"limit": n, "window": w} for n, w in rates]
+        entry["tokenRateLimits"] = (
+            [UNLIMITED_RATE] if ref.unlimited else [{"limit": n, "window": w} for n, w in rates_of(ref)]
+        )
         if ref.billingRate is not None:
             entry["billingRate"] = {"perToken": ref.billingRate.perToken}
         model_refs.append(entry)
@@ -149,7 +152,7 @@ def _tenant_of_namespace(namespace: str) -> str:
 
 
 def _model_refs(refs: Iterable[ModelKey]) -> list[dict[str, str]]:
-    return [{"name": r.name, "namespace": r.namespace} for r in sorted(refs, key=lambda r: (r.namespace, r.name))]
+    return [{"name": r.name, "namespace": r.namespace} for r in sorted(refs, key=POSITION)]
 
 
 def _subjects(subjects: Subjects) -> dict[str, list]:
@@ -201,25 +204,28 @@ def model_facts(config: MaasConfig, model: ModelConfig, governed_by: set[str]) -
     )
 
 
-def _references_status(refs: Iterable[ModelKey], phases: dict[str, str]) -> tuple[str, dict[str, str], list]:
-    """Phase, Ready condition and per-reference entries of a subscription or auth policy (upstream vector 11).
+def _references_status(refs: Sequence[ModelKey], phases: dict[str, str]) -> tuple[str, dict[str, str], list]:
+    """Phase, Ready condition and per-reference entries of a subscription or auth policy (upstream vector 11), for
+    `refs` in the order of the CR (`POSITION`).
 
     `phases`: each configured model's phase. A model that is not configured, or whose backend is `Failed`, cannot
     serve this entry; a `Pending` model still can once it is ready (its policies are in place already)."""
-    refs = sorted(refs, key=lambda r: (r.namespace, r.name))
     entries, unusable = [], []
     for ref in refs:
-        entry: dict[str, Any] = {"name": ref.name, "namespace": ref.namespace}
-        phase = phases.get(ref.key)
+        key = ref.key
+        phase = phases.get(key)
         if phase is None:
-            entry |= {"ready": False, "reason": "NotFound", "message": f"model {ref.key} is not in maas:models"}
+            reason, message = "NotFound", f"model {key} is not in maas:models"
+            unusable.append(f"{key} (not in maas:models)")
         elif phase == "Failed":
-            entry |= {"ready": False, "reason": "BackendNotReady", "message": f"model {ref.key} is Failed"}
+            reason, message = "BackendNotReady", f"model {key} is Failed"
+            unusable.append(f"{key} (Failed)")
         else:
-            entry |= {"ready": True, "reason": "Valid"}
-        if not entry["ready"]:
-            unusable.append(f"{ref.key} ({'not in maas:models' if phase is None else 'Failed'})")
-        entries.append(entry)
+            entries.append({"name": ref.name, "namespace": ref.namespace, "ready": True, "reason": "Valid"})
+            continue
+        entries.append(
+            {"name": ref.name, "namespace": ref.namespace, "ready": False, "reason": reason, "message": message}
+        )
     if not unusable:
         return "Active", condition("Ready", "True", "Reconciled", "all referenced models exist"), entries
     text = f"models that cannot serve: {', '.join(unusable)}"
@@ -235,12 +241,13 @@ def subscription_status(
 
     `rateLimitIdentity` is a 3.6 status field (seed 002) that the mirror CRD lacks; the API server prunes it there.
     """
-    phase, ready, entries = _references_status(subscription.modelRefs, phases)
+    refs = sorted(subscription.modelRefs, key=POSITION)
+    phase, ready, entries = _references_status(refs, phases)
     models = config.models_by_key
     limits = []
-    for ref in sorted(subscription.modelRefs, key=lambda r: (r.namespace, r.name)):
-        if ref.key in models:
-            model = models[ref.key]
+    for ref in refs:
+        model = models.get(ref.key)
+        if model is not None:
             limits.append(
                 {
                     "model": model.name,
@@ -260,7 +267,7 @@ def subscription_status(
 
 
 def auth_policy_status(policy: AuthPolicyConfig, phases: dict[str, str]) -> dict[str, Any]:
-    phase, ready, _ = _references_status(policy.modelRefs, phases)
+    phase, ready, _ = _references_status(sorted(policy.modelRefs, key=POSITION), phases)
     return {"phase": phase, "conditions": [ready]}
 
 
@@ -272,11 +279,15 @@ def _gateway_auth_policy(config: MaasConfig, gateway: str) -> str:
     return object_identity("AuthPolicy", config.platform.gateway.namespace, name)
 
 
-def _model_policies(model: ModelConfig) -> list[str]:
-    return [
+def _model_policies(model: ModelConfig) -> tuple[str, str]:
+    """The identities of a model's TokenRateLimitPolicy (`TRLP`) and AuthPolicy (`AUTH`)."""
+    return (
         object_identity("TokenRateLimitPolicy", model.route_namespace, naming.trlp_name(model.name)),
         object_identity("AuthPolicy", model.route_namespace, naming.model_auth_policy_name(model.name)),
-    ]
+    )
+
+
+TRLP, AUTH = 0, 1
 
 
 def _model_dependencies(config: MaasConfig, model: ModelConfig) -> list[str]:
@@ -288,24 +299,24 @@ def _model_dependencies(config: MaasConfig, model: ModelConfig) -> list[str]:
     ]
 
 
-def _referenced_models(config: MaasConfig, refs: Iterable[ModelKey]) -> list[ModelConfig]:
-    return [config.models_by_key[r.key] for r in sorted(refs, key=lambda r: r.key) if r.key in config.models_by_key]
+@dataclass(frozen=True)
+class _Targets:
+    """The policies a status describes, looked up once per tenant namespace and model rather than per entry."""
 
+    gateway_policies: dict[str, str]  # tenant namespace -> its gateway AuthPolicy
+    model_policies: dict[str, tuple[str, str]]  # model key -> `_model_policies`
 
-def _tenant_gateway_auth_policy(config: MaasConfig, namespace: str) -> str:
-    tenant = next(t for t in config.tenants if t.namespace == namespace)
-    return _gateway_auth_policy(config, tenant.gateway_name(config.platform))
+    @classmethod
+    def of(cls, config: MaasConfig) -> _Targets:
+        gateways: dict[str, str] = {}
+        for tenant in config.tenants:
+            gateways.setdefault(tenant.namespace, _gateway_auth_policy(config, tenant.gateway_name(config.platform)))
+        return cls(gateways, {model.key: _model_policies(model) for model in config.models})
 
-
-def _subscription_dependencies(config: MaasConfig, subscription: SubscriptionConfig) -> list[str]:
-    models = _referenced_models(config, subscription.modelRefs)
-    trlps = [_model_policies(m)[0] for m in models]
-    return [_tenant_gateway_auth_policy(config, subscription.namespace), *trlps]
-
-
-def _auth_policy_dependencies(config: MaasConfig, policy: AuthPolicyConfig) -> list[str]:
-    models = _referenced_models(config, policy.modelRefs)
-    return [_tenant_gateway_auth_policy(config, policy.namespace), *(_model_policies(m)[1] for m in models)]
+    def dependencies(self, entry: AuthPolicyConfig | SubscriptionConfig, which: int) -> list[str]:
+        """The tenant's gateway AuthPolicy, then policy `which` of each configured model the entry references."""
+        models = [self.model_policies.get(key) for key in sorted([ref.key for ref in entry.modelRefs])]
+        return [self.gateway_policies[entry.namespace], *[policies[which] for policies in models if policies]]
 
 
 def _model_outputs(model: ModelConfig, status: dict[str, Any]) -> dict[str, Any]:

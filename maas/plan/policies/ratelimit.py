@@ -2,7 +2,9 @@
 
 Subscriptions that share a rate set share one limit, so a new subscription at an existing rate adds a predicate
 clause instead of a limit (Kuadrant copies every limit into the gateway's wasm configuration). Short IDs keep
-those clauses small; legacy keys keep pre-3.6 subscriptions on their live Limitador counters.
+those clauses small; legacy keys keep pre-3.6 subscriptions on their live Limitador counters. With
+`platform.predicateFormat: compact` a limit's members are one CEL `in` list per identity attribute instead of one
+`==` clause each: the same callers match, in fewer bytes the more members a limit has.
 """
 
 from __future__ import annotations
@@ -10,12 +12,14 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ... import naming
-from ...config import MaasConfig, ModelConfig, SubscriptionConfig, SubscriptionModelRef
+from ...config import MaasConfig, ModelConfig, SubscriptionModelRef
 from ..models.routing import route_policy
+from .access import cel_list
 from .identity import Identity
 
 UNLIMITED = "tokens-unlimited"
@@ -42,29 +46,27 @@ def short_id(key: str) -> str:
 Rate = tuple[int, str]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Member:
-    """One subscription's contribution to one model's policy."""
+    """One subscription's contribution to one model's policy (not frozen: tens of thousands are built per plan)."""
 
     subscription: str
     identity: Identity
     key: str
     rates: tuple[Rate, ...] | None  # None: unlimited
+    rate_limit_id: str = field(init=False, repr=False, compare=False)  # the short ID of `key`
+
+    def __post_init__(self) -> None:
+        self.rate_limit_id = short_id(self.key)
 
     @property
-    def rate_limit_id(self) -> str:
-        return short_id(self.key)
+    def value(self) -> str:
+        """What the gateway matches this member on: its short ID, or its key for a legacy member."""
+        return self.rate_limit_id if self.identity == "short" else self.key
 
     @property
     def clause(self) -> str:
-        value = self.rate_limit_id if self.identity == "short" else self.key
-        return f'{IDENTITY_ATTRIBUTE[self.identity]} == "{value}"'
-
-
-def member(subscription: SubscriptionConfig, ref: SubscriptionModelRef, identity: Identity) -> Member:
-    rates = None if ref.unlimited else rate_set((r.limit, r.window) for r in ref.tokenRateLimits)
-    key = model_scoped_key(subscription.namespace, subscription.name, ref.namespace, ref.name)
-    return Member(subscription.key, identity, key, rates)
+        return f'{IDENTITY_ATTRIBUTE[self.identity]} == "{self.value}"'
 
 
 def segment(rate: Rate) -> str:
@@ -76,12 +78,35 @@ def rate_set(rates: Iterable[Rate]) -> tuple[Rate, ...]:
     return tuple(sorted(set(rates), key=segment))
 
 
+_rate_set = lru_cache(maxsize=1024)(rate_set)
+
+
+def rates_of(ref: SubscriptionModelRef) -> tuple[Rate, ...]:
+    """The rate set of a model reference, computed once per distinct list: thousands of references share a few."""
+    return _rate_set(tuple((r.limit, r.window) for r in ref.tokenRateLimits))
+
+
 def limit_name(rates: tuple[Rate, ...]) -> str:
     return "tokens-" + "-".join(segment(rate) for rate in rates)
 
 
 def predicate(clauses: Iterable[str], exempt_model_discovery: bool) -> str:
-    ordered = sorted(set(clauses))
+    """The default form: one `==` clause per member, sorted."""
+    return _joined(sorted(set(clauses)), exempt_model_discovery)
+
+
+def compact_predicate(members: Iterable[Member], exempt_model_discovery: bool) -> str:
+    """The compact form: per identity attribute one `in` list of the members' values, sorted (`tokens-unlimited`
+    mixes both generations, so it may hold two lists, in the order of the default form's clauses)."""
+    values: dict[Identity, set[str]] = defaultdict(set)
+    for m in members:
+        values[m.identity].add(m.value)
+    lists = [f"{IDENTITY_ATTRIBUTE[identity]} in {cel_list(sorted(found))}" for identity, found in values.items()]
+    return _joined(sorted(lists), exempt_model_discovery)
+
+
+def _joined(ordered: list[str], exempt_model_discovery: bool) -> str:
+    """One alternative stands bare; several are joined with ` || ` in one pair of parentheses."""
     text = ordered[0] if len(ordered) == 1 else "(" + " || ".join(ordered) + ")"
     return f"{text} && {DISCOVERY_EXEMPTION}" if exempt_model_discovery else text
 
@@ -97,20 +122,26 @@ def limit_names(members: Iterable[Member]) -> dict[str, str]:
     for m in members:
         if m.rates is not None:
             generations[m.rates].add(m.identity)
+    bases = {rates: limit_name(rates) for rates in generations}
     names = {}
     for m in members:
         if m.rates is None:
             names[m.key] = UNLIMITED
         else:
             split = len(generations[m.rates]) == 2 and m.identity == "short"
-            names[m.key] = limit_name(m.rates) + ("-id" if split else "")
+            names[m.key] = bases[m.rates] + "-id" if split else bases[m.rates]
     return names
 
 
-def limits(members: Iterable[Member], exempt_model_discovery: bool) -> dict[str, dict[str, Any]]:
-    """`spec.limits` of one model's policy, keyed and ordered by limit name."""
+def limits(
+    members: Iterable[Member],
+    exempt_model_discovery: bool,
+    compact: bool = False,
+    names: Mapping[str, str] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """`spec.limits` of one model's policy, keyed and ordered by limit name (`names`: `limit_names(members)`)."""
     members = list(members)
-    names = limit_names(members)
+    names = limit_names(members) if names is None else names
     grouped: dict[str, list[Member]] = defaultdict(list)
     for m in members:
         grouped[names[m.key]].append(m)
@@ -120,14 +151,20 @@ def limits(members: Iterable[Member], exempt_model_discovery: bool) -> dict[str,
         entry: dict[str, Any] = {}
         if name != UNLIMITED:
             entry["rates"] = [{"limit": limit, "window": window} for limit, window in group[0].rates]
-        entry["when"] = [{"predicate": predicate((m.clause for m in group), exempt_model_discovery)}]
+        if compact:
+            text = compact_predicate(group, exempt_model_discovery)
+        else:
+            text = predicate((m.clause for m in group), exempt_model_discovery)
+        entry["when"] = [{"predicate": text}]
         if name != UNLIMITED:
             entry["counters"] = counters(group[0].identity)
         result[name] = entry
     return result
 
 
-def token_rate_limit_policy(model: ModelConfig, members: list[Member], exempt_model_discovery: bool) -> dict:
+def token_rate_limit_policy(
+    model: ModelConfig, members: list[Member], names: Mapping[str, str], exempt: bool, compact: bool
+) -> dict:
     """The `maas-trlp-{model}` object: one per model, in the route namespace, targeting the model's HTTPRoute."""
     return route_policy(
         model,
@@ -137,7 +174,7 @@ def token_rate_limit_policy(model: ModelConfig, members: list[Member], exempt_mo
         "maas-subscription",
         "token-rate-limit-policy",
         {naming.SUBSCRIPTIONS_ANNOTATION: ",".join(sorted({m.subscription for m in members}))},
-        limits=limits(members, exempt_model_discovery),
+        limits=limits(members, exempt, compact, names),
     )
 
 
@@ -151,34 +188,54 @@ class RateLimitPlan:
 def plan_rate_limits(config: MaasConfig, identities: Mapping[str, Identity]) -> RateLimitPlan:
     """Every TRLP of the configuration, the per-subscription identities, and warnings for missing models."""
     models = config.models_by_key
-    members: dict[str, list[Member]] = defaultdict(list)
+    by_subscription = _members(config, identities)
+    by_model: dict[str, list[Member]] = defaultdict(list)
     warnings = []
-    for subscription in config.subscriptions:
-        for ref in subscription.modelRefs:
-            if ref.key in models:
-                members[ref.key].append(member(subscription, ref, identities[subscription.key]))
+    for key, members in by_subscription.items():
+        for model, found in members.items():
+            if model in models:
+                by_model[model].append(found)
             else:
                 warnings.append(
-                    f"subscription {subscription.key}: model {ref.key} is not in maas:models, so it contributes no "
-                    "token limit there; add the model or remove the reference"
+                    f"subscription {key}: model {model} is not in maas:models, so it contributes no token limit "
+                    "there; add the model or remove the reference"
                 )
-    exempt = config.platform.exemptModelDiscovery
-    policies = {key: token_rate_limit_policy(models[key], members[key], exempt) for key in sorted(members)}
-    names = {key: limit_names(group) for key, group in members.items()}
-    return RateLimitPlan(policies, _subscription_outputs(config, identities, names), warnings)
+    platform = config.platform
+    exempt, compact = platform.exemptModelDiscovery, platform.predicateFormat == "compact"
+    names: dict[str, str] = {}  # model-scoped key -> limit
+    policies = {}
+    for model in sorted(by_model):
+        group_names = limit_names(by_model[model])
+        names.update(group_names)
+        policies[model] = token_rate_limit_policy(models[model], by_model[model], group_names, exempt, compact)
+    outputs = {key: _output(by_subscription[key], identities[key], names) for key in sorted(by_subscription)}
+    return RateLimitPlan(policies, outputs, warnings)
 
 
-def _subscription_outputs(
-    config: MaasConfig, identities: Mapping[str, Identity], names: dict[str, dict[str, str]]
-) -> dict[str, dict[str, Any]]:
-    outputs = {}
-    for subscription in sorted(config.subscriptions, key=lambda s: s.key):
-        models = {}
-        for ref in sorted(subscription.modelRefs, key=lambda r: r.key):
-            key = model_scoped_key(subscription.namespace, subscription.name, ref.namespace, ref.name)
-            models[ref.key] = {"key": key, "shortId": short_id(key), "limit": names.get(ref.key, {}).get(key)}
-        outputs[subscription.key] = {"rateLimitIdentity": identities[subscription.key], "models": models}
-    return outputs
+def _members(config: MaasConfig, identities: Mapping[str, Identity]) -> dict[str, dict[str, Member]]:
+    """Subscription key -> model key -> its member there, in configuration order, once per reference."""
+    found: dict[str, dict[str, Member]] = {}
+    for s in config.subscriptions:
+        key, identity = s.key, identities[s.key]
+        found[key] = {
+            ref.key: Member(
+                key,
+                identity,
+                model_scoped_key(s.namespace, s.name, ref.namespace, ref.name),
+                None if ref.unlimited else rates_of(ref),
+            )
+            for ref in s.modelRefs
+        }
+    return found
+
+
+def _output(members: Mapping[str, Member], identity: Identity, names: Mapping[str, str]) -> dict[str, Any]:
+    """A subscription's stack output: its identity and, per model, its key, short ID and limit (None: no policy)."""
+    models = {}
+    for model in sorted(members):
+        m = members[model]
+        models[model] = {"key": m.key, "shortId": m.rate_limit_id, "limit": names.get(m.key)}
+    return {"rateLimitIdentity": identity, "models": models}
 
 
 def matching_limits(policy: dict[str, Any], context: dict[str, Any]) -> list[str]:

@@ -1,0 +1,13 @@
+"""The gateway size model: the wasm configuration Kuadrant builds per Gateway from the policies this program
+renders, and its size against the 1.5 MiB etcd stores (`reference/gateway-budget.md`).
+
+- `routes.py`: which HTTPRoutes (rendered, live, or KServe's template) attach to which Gateway listener;
+- `policies.py`: the effective AuthPolicy and TokenRateLimitPolicy of each route rule (Kuadrant's merge);
+- `wasm.py`: the ActionSets, actions and limit identifiers; `envelope.py`: the EnvoyFilter or WasmPlugin;
+- `encoding.py`: the bytes as the API server stores them, written out or measured part by part;
+- `budget.py`: the per-Gateway report (notes, warnings, the `gateways` stack output).
+"""
+
+from .budget import BUDGET, GatewayBudget, add_gateway_budget, gateway_budgets
+
+__all__ = ["BUDGET", "GatewayBudget", "add_gateway_budget", "gateway_budgets"]

@@ -1,0 +1,167 @@
+"""Kuadrant's effective policy of one route rule: the AuthPolicies and TokenRateLimitPolicies on its path merged
+as `kuadrant-operator` v1.5.2 merges them (`api/v1/merge_strategies.go`).
+
+A path is Gateway, Listener, HTTPRoute, HTTPRouteRule; its policies are taken from the least to the most specific
+(by creation time within a level) and reduced from the right: each less specific policy merges into what the more
+specific ones made, by its own strategy. `defaults` (and a policy with neither `defaults` nor `overrides`) with
+`atomic` keep the more specific policy whole when it has rules, so a model's TokenRateLimitPolicy replaces the
+gateway's default-deny on its route; `merge` works rule by rule, so the gateway AuthPolicy's rules and its `when`
+join a model AuthPolicy's `model-access` rule, and both become the auth action's sources.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from ...observe.fields import dig, mapping_at, text_at
+
+TRLP = "TokenRateLimitPolicy"
+AUTH = "AuthPolicy"
+TOP_LEVEL_PREDICATES = "###_TOP_LEVEL_PREDICATES_###"  # kuadrantv1.RulesKeyTopLevelPredicates
+AUTH_CONDITIONS = "conditions#"
+_AUTH_SCHEME = ("authentication", "metadata", "authorization", "callbacks")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One policy as Kuadrant reads it: kind, place, `spec`, and its creation time when it is live."""
+
+    kind: str
+    namespace: str
+    name: str
+    spec: Mapping[str, Any]
+    created: str = ""
+
+    @cached_property
+    def locator(self) -> str:
+        """policy-machinery's `LocatorFromObject`: `{kind}.{group}:{namespace}/{name}`, lowercase kind."""
+        return f"{self.kind.lower()}.kuadrant.io:{self.namespace}/{self.name}"
+
+    @property
+    def target(self) -> tuple[str, str, str, str | None]:
+        """(kind, namespace, name, sectionName) of what it targets; the namespace is always its own."""
+        ref = mapping_at(self.spec, "targetRef")
+        return text_at(ref, "kind") or "", self.namespace, text_at(ref, "name") or "", text_at(ref, "sectionName")
+
+    @property
+    def proper(self) -> Mapping[str, Any]:
+        """`spec.defaults`, else `spec.overrides`, else `spec` itself (`Spec.Proper()`)."""
+        for block in ("defaults", "overrides"):
+            if isinstance(self.spec.get(block), Mapping):
+                return self.spec[block]
+        return self.spec
+
+    @property
+    def overrides(self) -> bool:
+        return not isinstance(self.spec.get("defaults"), Mapping) and isinstance(self.spec.get("overrides"), Mapping)
+
+    @property
+    def atomic(self) -> bool:
+        """Only `merge` merges rule by rule; `atomic`, absent or anything else is atomic (Go's default branch)."""
+        return self.proper.get("strategy") != "merge"
+
+    def rules(self) -> Rules:
+        named = _trlp_rules(self.proper) if self.kind == TRLP else _auth_rules(self.proper)
+        return {key: Rule(self, spec) for key, spec in named.items()}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One mergeable rule and the policy it came from (its source)."""
+
+    source: Policy
+    spec: Any
+
+
+Rules = dict[str, Rule]
+
+
+def _when(proper: Mapping[str, Any]) -> list[Any]:
+    when = proper.get("when")
+    return list(when) if isinstance(when, Sequence) and not isinstance(when, str) else []
+
+
+def _trlp_rules(proper: Mapping[str, Any]) -> dict[str, Any]:
+    rules: dict[str, Any] = {name: limit for name, limit in mapping_at(proper, "limits").items()}
+    if when := _when(proper):
+        rules[TOP_LEVEL_PREDICATES] = when
+    return rules
+
+
+def _auth_rules(proper: Mapping[str, Any]) -> dict[str, Any]:
+    """`AuthPolicy.Rules()`: named patterns, the top-level `when`, and every rule of `rules`."""
+    rules: dict[str, Any] = {f"patterns#{k}": v for k, v in mapping_at(proper, "patterns").items()}
+    if when := _when(proper):
+        rules[AUTH_CONDITIONS] = when
+    scheme = mapping_at(proper, "rules")
+    for section in _AUTH_SCHEME:
+        rules.update({f"{section}#{k}": v for k, v in mapping_at(scheme, section).items()})
+    response = mapping_at(scheme, "response")
+    for denial in ("unauthenticated", "unauthorized"):
+        if denial in response:
+            rules[f"response.{denial}#"] = response[denial]
+    for section, key in (("headers", "headers"), ("filters", "metadata")):
+        rules.update({f"response.success.{key}#{k}": v for k, v in mapping_at(response, "success", section).items()})
+    return rules
+
+
+def empty(kind: str, rules: Rules) -> bool:
+    """A TokenRateLimitPolicy without limits, an AuthPolicy without auth rules (`Empty()`)."""
+    if kind == TRLP:
+        return all(key == TOP_LEVEL_PREDICATES for key in rules)
+    return all(key == AUTH_CONDITIONS or key.startswith("patterns#") for key in rules)
+
+
+def effective(policies: Sequence[Policy]) -> Rules | None:
+    """The effective rules of a path whose policies (of one kind) run from least to most specific; None: none."""
+    if not policies:
+        return None
+    result = policies[-1].rules()
+    for source in reversed(policies[:-1]):
+        result = _merged(source, result)
+    return result
+
+
+def _merged(source: Policy, target: Rules) -> Rules:
+    """One step of the reduction: `source` (less specific) merges into `target` by its own strategy."""
+    own = source.rules()
+    if source.atomic:
+        return own if source.overrides or empty(source.kind, target) else target
+    return {**target, **own} if source.overrides else {**own, **target}
+
+
+class PolicyIndex:
+    """The policies of a plan by what they target, each level in Kuadrant's order (creation time, then name)."""
+
+    def __init__(self, policies: Iterable[Policy]) -> None:
+        self._by_target: dict[tuple[str, str, str, str, str | None], list[Policy]] = defaultdict(list)
+        for policy in sorted(policies, key=lambda p: (p.created, p.namespace, p.name)):
+            self._by_target[(policy.kind, *policy.target)].append(policy)
+
+    def gateway_targets(self) -> list[tuple[str, str]]:
+        """(namespace, name) of every Gateway a policy targets, sorted."""
+        return sorted({(ns, name) for (_, kind, ns, name, _) in self._by_target if kind == "Gateway"})
+
+    def on_path(
+        self, kind: str, gateway: tuple[str, str], listener: str, route: tuple[str, str], rule: str
+    ) -> list[Policy]:
+        """The `kind` policies of one path, from the Gateway to the route rule."""
+        levels = (
+            ("Gateway", *gateway, None),
+            ("Gateway", *gateway, listener),
+            ("HTTPRoute", *route, None),
+            ("HTTPRoute", *route, rule),
+        )
+        return [policy for level in levels for policy in self._by_target.get((kind, *level), ())]
+
+
+def predicates(conditions: Any) -> list[str]:
+    """The predicate texts of a `when` list (entries without a text predicate are skipped)."""
+    if not isinstance(conditions, Sequence) or isinstance(conditions, str):
+        return []
+    found = (dig(condition, "predicate") for condition in conditions)
+    return [text for text in found if isinstance(text, str)]

@@ -1,0 +1,265 @@
+"""Which HTTPRoutes attach to which Gateway listener, with the rules Kuadrant reads from them.
+
+A route is taken from the first of: the plan (what this program renders: ExternalModel routes, each tenant's
+maas-api route), the snapshot (a live route, e.g. KServe's), and for an LLMInferenceService whose route is neither
+(and which the snapshot does not show absent), KServe's current route template
+(`config/llmisvcconfig/config-llm-router-route.yaml`, opendatahub-io/kserve `3cf0a041`: 12 rules, 19 matches).
+Every route gets the Gateway API defaults the API server applies (a rule without matches matches `PathPrefix /`;
+a match without a path has that path), so it reads as stored.
+
+A Gateway comes from the snapshot when present; otherwise it has one listener `https` for the tenant's
+`gateway.hostname` (any host when none), which takes every route whatever `sectionName` it names, and class
+`openshift-default` (the class and the listener name only enter hashes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from ... import naming
+from ...config import MaasConfig, ModelConfig
+from ...observe import Observed
+from ...observe.fields import items_at, strings_at, text_at
+from ..desired import Desired, Plan
+
+DEFAULT_LISTENER = "https"
+DEFAULT_CLASS = "openshift-default"
+DEFAULT_UID = "00000000-0000-0000-0000-000000000000"  # an unobserved Gateway's UID: same length as a real one
+ENDPOINTS = ("completions", "chat/completions", "responses", "messages")
+
+
+@dataclass(frozen=True)
+class Listener:
+    name: str
+    hostname: str | None  # None: any host
+
+
+@dataclass(frozen=True)
+class Gateway:
+    namespace: str
+    name: str
+    class_name: str
+    uid: str
+    listeners: tuple[Listener, ...]
+    assumed: bool = False  # not observed: its one listener stands for whichever `sectionName` a route names
+
+    @property
+    def key(self) -> str:
+        return naming.qualified(self.namespace, self.name)
+
+
+@dataclass(frozen=True)
+class Match:
+    """One HTTPRouteMatch as stored (path defaulted): what Kuadrant turns into route predicates."""
+
+    path_type: str
+    path_value: str
+    method: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    query: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str  # the rule's `name`, else `rule-{n}` (policy-machinery's section name)
+    matches: tuple[Match, ...]
+
+
+@dataclass(frozen=True)
+class Route:
+    """An HTTPRoute as Kuadrant reads it, and the model it serves (None: another route on the Gateway)."""
+
+    namespace: str
+    name: str
+    body: Mapping[str, Any]
+    model: str | None = None
+
+    @cached_property
+    def key(self) -> str:
+        return naming.qualified(self.namespace, self.name)
+
+    @cached_property
+    def created(self) -> str:
+        return text_at(self.body, "metadata", "creationTimestamp") or ""
+
+    @property
+    def hostnames(self) -> tuple[str, ...]:
+        return strings_at(self.body, "spec", "hostnames")
+
+    @cached_property
+    def rules(self) -> tuple[Rule, ...]:
+        """Every rule with its matches as the API server stores them."""
+        rules = items_at(self.body, "spec", "rules")
+        return tuple(Rule(text_at(r, "name") or f"rule-{i + 1}", defaulted_matches(r)) for i, r in enumerate(rules))
+
+    def listeners(self, gateway: Gateway) -> list[Listener]:
+        """The listeners its parentRefs attach it to: a parentRef without `sectionName` attaches every listener."""
+        chosen: set[str] = set()
+        for ref in items_at(self.body, "spec", "parentRefs"):
+            group, kind = text_at(ref, "group") or naming.GATEWAY_API_GROUP, text_at(ref, "kind") or "Gateway"
+            namespace = text_at(ref, "namespace") or self.namespace
+            wanted = (naming.GATEWAY_API_GROUP, "Gateway", gateway.namespace, gateway.name)
+            if (group, kind, namespace, text_at(ref, "name")) != wanted:
+                continue
+            section = None if gateway.assumed else text_at(ref, "sectionName")
+            chosen.update(listener.name for listener in gateway.listeners if section in (None, listener.name))
+        return [listener for listener in gateway.listeners if listener.name in chosen]
+
+
+def defaulted_matches(rule: Mapping[str, Any]) -> tuple[Match, ...]:
+    """A rule's matches as stored: none means one `PathPrefix /`; a match's path defaults to `PathPrefix /`."""
+    return tuple(_match(match) for match in items_at(rule, "matches") or ({},))
+
+
+def _match(match: Mapping[str, Any]) -> Match:
+    path = match.get("path")
+    path = path if isinstance(path, Mapping) else {}
+    return Match(
+        _text(path, "type") or "PathPrefix",
+        _text(path, "value") or "/",
+        _text(match, "method"),
+        _pairs(match.get("headers")),
+        _pairs(match.get("queryParams")),
+    )
+
+
+def _text(mapping: Mapping[str, Any], key: str) -> str | None:
+    value = mapping.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _pairs(entries: Any) -> tuple[tuple[str, str], ...]:
+    """(name, value) of each mapping entry of a list (anything else reads as no entries)."""
+    if not isinstance(entries, (list, tuple)):
+        return ()
+    return tuple((_text(e, "name") or "", _text(e, "value") or "") for e in entries if isinstance(e, Mapping))
+
+
+# ------------------------------------------------------------------------------------------------- gateways
+
+
+def gateway_of(config: MaasConfig, observed: Observed, namespace: str, name: str) -> Gateway:
+    """The live Gateway when observed, else the one the configuration describes."""
+    live = observed.lookup("Gateway", namespace, name).object
+    if live is not None:
+        listeners = tuple(
+            Listener(text_at(item, "name") or "", text_at(item, "hostname"))
+            for item in items_at(live, "spec", "listeners")
+        )
+        class_name = text_at(live, "spec", "gatewayClassName") or DEFAULT_CLASS
+        return Gateway(namespace, name, class_name, text_at(live, "metadata", "uid") or DEFAULT_UID, listeners)
+    hostname = next(
+        (t.gateway_hostname(config.platform) for t in config.tenants if t.gateway_name(config.platform) == name),
+        None,
+    )
+    return Gateway(namespace, name, DEFAULT_CLASS, DEFAULT_UID, (Listener(DEFAULT_LISTENER, hostname),), assumed=True)
+
+
+def hostnames(listener: Listener, route: Route) -> list[str]:
+    """`HostnamesFromListenerAndHTTPRoute`: the listener's host (`*` when none), or the route's hosts within it."""
+    host = listener.hostname or "*"
+    if not route.hostnames:
+        return [host]
+    return [h for h in route.hostnames if _subset_of(h, host)]
+
+
+def _subset_of(name: str, other: str) -> bool:
+    """Istio's `host.Name.SubsetOf`: `name` is covered by `other`."""
+    if name.startswith("*"):
+        return other.startswith("*") and len(name) >= len(other) and name[1:].endswith(other[1:])
+    if other.startswith("*"):
+        return name.endswith(other[1:])
+    return name == other
+
+
+# --------------------------------------------------------------------------------------------------- routes
+
+
+def as_seen(obj: Desired, observed: Observed) -> Mapping[str, Any]:
+    """An object as Kuadrant will see it: one Pulumi leaves alone (`maas:unmanaged`, the live opt-out, an
+    Unmanaged tenant) as it is live when the snapshot has it, else as planned."""
+    live = observed.lookup(obj.kind, obj.namespace, obj.name).object if "spec" in obj.ignore_changes else None
+    return obj.body if live is None else live
+
+
+def routes(config: MaasConfig, plan: Plan, observed: Observed) -> list[Route]:
+    """Every route the gateways will carry: rendered, else live, else KServe's template; sorted by key."""
+    models = {(m.route_namespace, m.route_name): m for m in config.models}
+    found: dict[tuple[str, str], Route] = {}
+    rendered = (as_seen(obj, observed) for obj in plan.objects() if obj.kind == "HTTPRoute" and not obj.subresource)
+    live = (body for ref, body in observed.objects.items() if ref.kind == "HTTPRoute")
+    for bodies in (rendered, live):
+        for body in bodies:
+            place = (text_at(body, "metadata", "namespace") or "", text_at(body, "metadata", "name") or "")
+            if place not in found:
+                model = models.get(place)
+                found[place] = Route(*place, body, model.key if model else None)
+    for place, model in models.items():
+        if place not in found and model.modelRef.kind == "LLMInferenceService" and _may_exist(model, observed):
+            found[place] = Route(*place, kserve_route(config, model, observed), model.key)
+    return [found[place] for place in sorted(found)]
+
+
+def _may_exist(model: ModelConfig, observed: Observed) -> bool:
+    """KServe renders the route of an LLMInferenceService that exists, or that nobody looked for."""
+    return observed.lookup("LLMInferenceService", model.namespace, model.modelRef.name).state != "absent"
+
+
+def kserve_route(config: MaasConfig, model: ModelConfig, observed: Observed) -> dict[str, Any]:
+    """The HTTPRoute KServe renders for an LLMInferenceService from its current template."""
+    tenant = next(t for t in config.tenants if t.name == model.tenant)
+    parent = {
+        "group": naming.GATEWAY_API_GROUP,
+        "kind": "Gateway",
+        "name": tenant.gateway_name(config.platform),
+        "namespace": config.platform.gateway.namespace,
+    }
+    spec: dict[str, Any] = {"parentRefs": [parent], "rules": kserve_rules(model, served_model_name(model, observed))}
+    if model.route.hostnames:
+        spec["hostnames"] = list(model.route.hostnames)
+    metadata = {"name": model.route_name, "namespace": model.route_namespace}
+    return {"apiVersion": naming.HTTPROUTE_API_VERSION, "kind": "HTTPRoute", "metadata": metadata, "spec": spec}
+
+
+def served_model_name(model: ModelConfig, observed: Observed) -> str:
+    """`spec.model.name` of the live LLMInferenceService, else `modelAlias`, else the service's name."""
+    live = observed.lookup("LLMInferenceService", model.namespace, model.modelRef.name).object
+    return text_at(live, "spec", "model", "name") or model.modelAlias or model.modelRef.name
+
+
+def kserve_rules(model: ModelConfig, served: str) -> list[dict[str, Any]]:
+    """12 rules, 19 matches: per endpoint a `/{ns}/{name}` path rule, one header rule of exact `/v1/...` paths
+    (with and without a trailing slash), per endpoint a publisher path rule, then three catch-alls."""
+    own = f"/{model.namespace}/{model.modelRef.name}"
+    publisher = f"/publishers/{model.namespace}/models/{served}"
+    header = [{"type": "Exact", "name": naming.MODEL_NAME_HEADER, "value": publisher[1:]}]
+
+    def prefix(name: str, value: str) -> dict[str, Any]:
+        return {"name": name, "matches": [{"path": {"type": "PathPrefix", "value": value}}]}
+
+    def slug(endpoint: str) -> str:
+        return endpoint.replace("/", "-")
+
+    exact = [
+        {"path": {"type": "Exact", "value": f"/v1/{endpoint}{slash}"}, "headers": header}
+        for endpoint in ENDPOINTS
+        for slash in ("", "/")
+    ]
+    return [
+        *(prefix(f"v1-{slug(e)}-path", f"{own}/v1/{e}") for e in ENDPOINTS),
+        {"name": "v1-model-routing", "matches": exact},
+        *(prefix(f"v1-{slug(e)}-publisher-path", f"{publisher}/v1/{e}") for e in ENDPOINTS),
+        prefix("v1-publisher-path-catch-all", publisher),
+        prefix("v1-catch-all-path", own),
+        {"name": "v1-catch-all-model-routing", "matches": [{"headers": header}]},
+    ]
+
+
+def attached(carried: Iterable[Route], gateway: Gateway) -> list[tuple[Listener, Route]]:
+    """(listener, route) pairs of one Gateway, listener by listener in the Gateway's order."""
+    pairs = [(listener, route) for route in carried for listener in route.listeners(gateway)]
+    order = {listener.name: i for i, listener in enumerate(gateway.listeners)}
+    return sorted(pairs, key=lambda pair: order[pair[0].name])

@@ -1,0 +1,237 @@
+"""The wasm configuration Kuadrant builds for one Gateway, as `kuadrant-operator` v1.5.2 and v1.4.6 build it
+(`internal/controller/istio_extension_reconciler.go`, `internal/wasm/utils.go`, `ratelimit_workflow_helpers.go`,
+`auth_workflow_helpers.go`).
+
+One path per (listener, HTTPRoute rule) with an effective AuthPolicy or TokenRateLimitPolicy gives one action list:
+the auth action (scope: SHA-256 of the path ID, predicates: the effective top-level `when`, sources: every policy
+that contributed a rule), then per limit of the effective TokenRateLimitPolicy, in name order, a check and a report
+action (they alternate services, so `mergeAndVerify` never merges two of them). Every (hostname, match) of the rule
+is an ActionSet carrying that whole list; ActionSets are sorted by Gateway API precedence.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ...observe.fields import items_at, text_at
+from .encoding import Composite, CompositeList
+from .policies import AUTH, AUTH_CONDITIONS, TOP_LEVEL_PREDICATES, TRLP, PolicyIndex, Rules, effective, predicates
+from .routes import Gateway, Listener, Match, Route, attached, hostnames
+
+AUTH_SERVICE = "auth-service"
+CHECK_SERVICE = "ratelimit-check-service"
+REPORT_SERVICE = "ratelimit-report-service"
+RATE_LIMIT_CLUSTER = "kuadrant-ratelimit-service"
+
+
+def _service(endpoint: str, kind: str, failure_mode: str, timeout: str) -> dict[str, str]:
+    return {"endpoint": endpoint, "type": kind, "failureMode": failure_mode, "timeout": timeout}
+
+
+# `NewServiceBuilder` with the operator's default timeouts and failure modes (no tracing configured).
+SERVICES = {
+    AUTH_SERVICE: _service("kuadrant-auth-service", "auth", "deny", "200ms"),
+    "ratelimit-service": _service(RATE_LIMIT_CLUSTER, "ratelimit", "allow", "100ms"),
+    CHECK_SERVICE: _service(RATE_LIMIT_CLUSTER, "ratelimit-check", "allow", "100ms"),
+    REPORT_SERVICE: _service(RATE_LIMIT_CLUSTER, "ratelimit-report", "allow", "100ms"),
+}
+HITS = "ratelimit.hits_addend"
+REPORTED_TOKENS = 'responseBodyJSON("/usage/total_tokens")'
+_PATH_RANK = {"Exact": 0, "RegularExpression": 1, "PathPrefix": 2}
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def limit_id(namespace: str, policy: str, limit: str) -> str:
+    """`TokenLimitNameToLimitadorIdentifier`: `tokenlimit.` + the name with every rune that is not a letter, a
+    digit or `_` replaced by `_`, + `__` + the first 8 hex of SHA-256(`ns/policy/limit`)."""
+    sanitized = "".join(c if c.isalpha() or c.isdecimal() or c == "_" else "_" for c in limit)
+    return f"tokenlimit.{sanitized}__{sha256_hex(f'{namespace}/{policy}/{limit}')[:8]}"
+
+
+def path_id(gateway: Gateway, listener: Listener, route: Route, rule: str) -> str:
+    """`kuadrantv1.PathID`: `ns/name` of GatewayClass, Gateway, Listener, HTTPRoute and rule, joined by `|`."""
+    gw = f"{gateway.namespace}/{gateway.name}"
+    return f"{gateway.class_name}|{gw}|{gw}#{listener.name}|{route.key}|{route.key}#{rule}"
+
+
+def match_predicates(match: Match) -> tuple[str, ...]:
+    """`PredicatesFromHTTPRouteMatch`: method, path, each header, the first of each query parameter."""
+    found = [f"request.method == '{match.method}'"] if match.method else []
+    attribute, value = "request.url_path", match.path_value
+    if match.path_type == "PathPrefix":
+        found.append(f"{attribute}.startsWith('{value}')")
+    elif match.path_type == "RegularExpression":
+        found.append(f"{attribute}.matches('{value}')")
+    else:
+        found.append(f"{attribute} == '{value}'")
+    for name, value in match.headers:
+        lower = name.lower()
+        found.append(f"request.headers.exists(h, h.lowerAscii() == '{lower}' && request.headers[h] == '{value}')")
+    seen = set()
+    for name, value in match.query:
+        if name not in seen:
+            seen.add(name)
+            query = "queryMap(request.query)"
+            found.append(f"'{name}' in {query} ? {query}['{name}'] == '{value}' : false")
+    return tuple(found)
+
+
+# --------------------------------------------------------------------------------------------------- actions
+
+
+@dataclass(frozen=True)
+class TokenActions:
+    """The check and report actions of one route's effective TokenRateLimitPolicy, and its limit identifiers."""
+
+    actions: tuple[dict[str, Any], ...]
+    limits: tuple[str, ...]
+    after_auth: bool  # `hasAuthAccess`: they read the identity, so they run after the auth action
+
+
+def token_actions(route: Route, rules: Rules) -> TokenActions:
+    """`buildWasmActionsForTokenRateLimit`: per limit in name order, check (hits 0) then report (the tokens)."""
+    top = predicates(rules[TOP_LEVEL_PREDICATES].spec) if TOP_LEVEL_PREDICATES in rules else []
+    actions, limits = [], []
+    for name in sorted(key for key in rules if key != TOP_LEVEL_PREDICATES):
+        rule = rules[name]
+        identifier = limit_id(rule.source.namespace, rule.source.name, name)
+        limits.append(identifier)
+        spec = rule.spec if isinstance(rule.spec, Mapping) else {}
+        counters = [text_at(c, "expression") or "" for c in items_at(spec, "counters")]
+        data = [_expression(identifier, "1"), *(_expression(c, c) for c in counters)]
+        conditions = [*top, *predicates(spec.get("when"))]
+        for service, hits in ((CHECK_SERVICE, "0"), (REPORT_SERVICE, REPORTED_TOKENS)):
+            conditional: dict[str, Any] = {"data": [*data, _expression(HITS, hits)]}
+            if conditions:
+                conditional["predicates"] = conditions
+            action = {"service": service, "scope": route.key, "sources": [rule.source.locator]}
+            actions.append({**action, "conditionalData": [conditional]})
+    return TokenActions(tuple(actions), tuple(limits), reads_identity(actions))
+
+
+def _expression(key: str, value: str) -> dict[str, dict[str, str]]:
+    return {"expression": {"key": key, "value": value}}
+
+
+def auth_fields(rules: Rules) -> dict[str, list[str]]:
+    """`buildWasmActionsForAuth` makes one action, `{service, scope: SHA-256 of the path ID, predicates, sources}`
+    (the rules themselves go to Authorino): its `predicates` (the effective top-level `when`, left out when empty)
+    and `sources`."""
+    when = predicates(rules[AUTH_CONDITIONS].spec) if AUTH_CONDITIONS in rules else []
+    sources = sorted({rule.source.locator for rule in rules.values()})
+    return {"predicates": when, "sources": sources} if when else {"sources": sources}
+
+
+def reads_identity(actions: Sequence[Mapping[str, Any]]) -> bool:
+    """`hasAuthAccess`: a predicate or data expression mentions `auth.`, so the actions run after auth."""
+    for action in actions:
+        for conditional in items_at(action, "conditionalData"):
+            texts = [*conditional.get("predicates", ()), *(d["expression"]["value"] for d in conditional["data"])]
+            if any("auth." in text for text in texts):
+                return True
+    return False
+
+
+# ----------------------------------------------------------------------------------------------- the config
+
+
+@dataclass(frozen=True)
+class ActionSet:
+    """One ActionSet and what it is attributed to: its route and the limit identifiers it carries."""
+
+    route: Route
+    body: Composite
+    limits: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class WasmConfig:
+    gateway: Gateway
+    action_sets: tuple[ActionSet, ...]
+
+    @property
+    def limits(self) -> frozenset[str]:
+        return frozenset(limit for action_set in self.action_sets for limit in action_set.limits)
+
+    def body(self) -> Composite:
+        """`{actionSets, services}` (no observability: the program configures no tracing)."""
+        return Composite(actionSets=CompositeList(a.body for a in self.action_sets), services=SERVICES)
+
+
+NO_TOKENS = TokenActions((), (), False)
+
+
+class _Builder:
+    """What many paths share is computed once: a match's predicates, the auth fields of one list of AuthPolicies,
+    the token actions of one route under one list of TokenRateLimitPolicies."""
+
+    def __init__(self, gateway: Gateway, index: PolicyIndex) -> None:
+        self.gateway, self.index = gateway, index
+        self._memo: dict[tuple[Any, ...], Any] = {}
+
+    def _once(self, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def match(self, match: Match) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+        """A match's route predicates and its precedence."""
+        return self._once(("match", match), lambda: (match_predicates(match), match_precedence(match)))
+
+    def actions(
+        self, path: str, listener: Listener, route: Route, rule: str
+    ) -> tuple[list[dict[str, Any]], tuple[str, ...]]:
+        """The path's action list (auth first unless the token actions read no identity) and its limits."""
+        place = ((self.gateway.namespace, self.gateway.name), listener.name, (route.namespace, route.name), rule)
+        auth, limits = self.index.on_path(AUTH, *place), self.index.on_path(TRLP, *place)
+        tokens: TokenActions = self._once(
+            ("tokens", route.key, *(p.locator for p in limits)),
+            lambda: token_actions(route, effective(limits)) if limits else NO_TOKENS,
+        )
+        own = []
+        if auth:
+            fields = self._once(("auth", *(p.locator for p in auth)), lambda: auth_fields(effective(auth)))
+            own.append({"service": AUTH_SERVICE, "scope": sha256_hex(path), **fields})
+        ordered = [*own, *tokens.actions] if tokens.after_auth else [*tokens.actions, *own]
+        return ordered, tokens.limits
+
+
+def wasm_config(gateway: Gateway, routes: Sequence[Route], index: PolicyIndex) -> WasmConfig:
+    """Every ActionSet of one Gateway, in Kuadrant's order."""
+    builder = _Builder(gateway, index)
+    entries = []
+    for listener, route in attached(routes, gateway):
+        for rule in route.rules:
+            path = path_id(gateway, listener, route, rule.name)
+            actions, limits = builder.actions(path, listener, route, rule.name)
+            if not actions:
+                continue
+            shared = CompositeList(actions)  # one list, copied into every ActionSet of the rule, as Kuadrant does
+            for host in hostnames(listener, route):
+                for position, match in enumerate(rule.matches):
+                    predicates, precedence = builder.match(match)
+                    body = Composite(
+                        actions=shared,
+                        name=sha256_hex(f"{path}|{position + 1}|{host}"),
+                        routeRuleConditions={"hostnames": [host], "predicates": list(predicates)},
+                    )
+                    entries.append((_precedence(host, precedence, route), ActionSet(route, body, limits)))
+    entries.sort(key=lambda entry: entry[0])
+    return WasmConfig(gateway, tuple(action_set for _, action_set in entries))
+
+
+def _precedence(host: str, match: tuple[Any, ...], route: Route) -> tuple[Any, ...]:
+    """`SortableHTTPRouteMatchConfigs`: the more specific host, path type, longer path, no method, more headers,
+    more query parameters, the older route, then `ns/name` (ties keep their order, where Go's sort is unstable)."""
+    return (-host.count("."), host.startswith("*"), host, *match, route.created, route.key)
+
+
+def match_precedence(match: Match) -> tuple[int, int, bool, int, int]:
+    path = (_PATH_RANK.get(match.path_type, 3), -len(match.path_value))
+    return (*path, match.method is not None, -len(match.headers), -len(match.query))
