@@ -31,4 +31,7 @@ test: lint
 
 bench: $(VENV)/.installed
 	@$(PY) bench/render_scale.py
+	@$(PY) bench/plan_profile.py
+	@$(PY) bench/gateway_budget.py
+	@$(PY) bench/state_growth.py
 	@$(PY) bench/tenants.py

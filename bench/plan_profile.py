@@ -4,7 +4,7 @@ on `render_scale.py`'s configuration (200 models, 5 per subscription, short iden
 Each figure is the median of 3 runs, each in a fresh process: a warm process would hide the garbage collector's
 cost, which grows with everything still alive. `plan_cpu_s` is that process's CPU time, steadier than the wall
 clock on a busy machine. Modes: `default` (Python's collection thresholds), `tuned` (the
-thresholds recommended for program entry points, `TUNING`), `off` (no collection at all: how much is GC).
+thresholds the program's entry points set, `maas.gc_tuning`), `off` (no collection at all: how much is GC).
 
 Usage:
     python bench/plan_profile.py                    # the table: 1,000 and 10,000 subscriptions, every mode
@@ -25,17 +25,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from maas.gc_tuning import THRESHOLDS, tune_gc  # noqa: E402 (after the path that makes it importable)
+
 COUNTS = (1000, 10000)
 RUNS = 3
 # Few, large young generations and no full collection during one plan: the objects the plan allocates live until
 # it is registered, so the default thresholds would traverse them (and the configuration) again and again.
-TUNING = (100_000, 50, 100)
 MODES = ("default", "tuned", "off")
 
 
 def set_mode(mode: str) -> None:
     if mode == "tuned":
-        gc.set_threshold(*TUNING)
+        tune_gc()
     elif mode == "off":
         gc.disable()
     elif mode != "default":
@@ -95,7 +96,7 @@ def main() -> None:
     if len(sys.argv) == 3:
         print(json.dumps(one_run(int(sys.argv[1]), sys.argv[2])))
         return
-    print(f"median of {RUNS} fresh processes; tuned: gc.set_threshold{TUNING}")
+    print(f"median of {RUNS} fresh processes; tuned: maas.gc_tuning, gc.set_threshold{THRESHOLDS}")
     print("subscriptions  mode      load_s  build_s  plan_s  plan_cpu_s  cpu_us_per_subscription")
     for count in COUNTS:
         for mode in MODES:

@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import gc
 
-YOUNG_GENERATION_THRESHOLD = 100_000  # allocations between collections of the youngest generation (default 700)
+# Allocations between collections of the youngest generation (default 700), then how many young collections per
+# middle one (default 10) and middle ones per full one (default 10): the plan's objects live until it is
+# registered, so an older collection in the middle of a plan only traverses them again (0.2 s at 10,000
+# subscriptions with the default ratios).
+THRESHOLDS = (100_000, 50, 100)
 
 
 def tune_gc() -> None:
-    gc.set_threshold(YOUNG_GENERATION_THRESHOLD, *gc.get_threshold()[1:])
+    gc.set_threshold(*THRESHOLDS)

@@ -229,39 +229,45 @@ def _tenant_scoped(config: MaasConfig, key: str, items: list[Indexed], known: Kn
     issues = []
     for item in items:
         entry: AuthPolicyConfig | SubscriptionConfig = item.entry
-        path = item.path(key)
         tenant = tenant_by_namespace.get(entry.namespace)
         if tenant is None:
             if entry.namespace not in broken_namespaces:
                 choices = ", ".join(sorted(tenant_by_namespace))
                 issues.append(
                     ConfigIssue(
-                        f"{path}.namespace",
+                        f"{item.path(key)}.namespace",
                         f"'{entry.namespace}' is not a tenant namespace; use one of: {choices}",
                     )
                 )
             continue
-        issues += _model_refs(path, entry, tenant, models)
+        issues += _model_refs(item, key, tenant, models)
     return issues
 
 
-def _model_refs(path: str, entry, tenant: str, models: dict[str, ModelConfig]) -> list[ConfigIssue]:
+def _model_refs(item: Indexed, key: str, tenant: str, models: dict[str, ModelConfig]) -> list[ConfigIssue]:
+    """The entry's path is spelled only for an issue: ten thousand entries usually have none."""
     first_index: dict[str, int] = {}
     issues = []
-    for index, ref in enumerate(entry.modelRefs):
-        ref_path = f"{path}.modelRefs[{index}]"
+    for index, ref in enumerate(item.entry.modelRefs):
         first = first_index.setdefault(ref.key, index)
         if first != index:
             issues.append(
-                ConfigIssue(ref_path, f"model {ref.key} is listed twice (also modelRefs[{first}]); merge the entries")
+                ConfigIssue(
+                    _ref_path(item, key, index),
+                    f"model {ref.key} is listed twice (also modelRefs[{first}]); merge the entries",
+                )
             )
         model = models.get(ref.key)
         if model is not None and model.tenant != tenant:
             issues.append(
                 ConfigIssue(
-                    ref_path,
+                    _ref_path(item, key, index),
                     f"model {ref.key} is served by tenant '{model.tenant}', not by '{tenant}' (tenant isolation); "
                     f"move this entry to namespace {naming.tenant_namespace(model.tenant)} or drop the reference",
                 )
             )
     return issues
+
+
+def _ref_path(item: Indexed, key: str, index: int) -> str:
+    return f"{item.path(key)}.modelRefs[{index}]"

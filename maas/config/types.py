@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from functools import lru_cache
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, StrictBool, StrictInt, StrictStr
@@ -45,7 +46,7 @@ def unicode_text(value: str) -> str:
 def printable(value: str) -> str:
     """No control characters, line separators or lone surrogates: they cannot be written to the API server as
     intended (or not at all) and would let a value forge lines in logs and previews."""
-    bad = next((ch for ch in value if not ch.isprintable() and ch != " "), None)
+    bad = None if value.isprintable() else next((ch for ch in value if not ch.isprintable() and ch != " "), None)
     if bad is not None:
         raise ValueError(f"{quoted(value)} contains the control character {quoted(bad)}; remove it")
     return unicode_text(value)
@@ -64,7 +65,8 @@ def _dns_label(max_length: int):
             )
         return value
 
-    return AfterValidator(check)
+    # names repeat across thousands of entries (every reference to a model spells its name and namespace)
+    return AfterValidator(lru_cache(maxsize=4096)(check))
 
 
 def object_name(value: str, max_length: int = 253) -> str:
@@ -102,6 +104,7 @@ def _window_spellings(seconds: int) -> list[str]:
     return spellings
 
 
+@lru_cache(maxsize=256)  # a configuration spells a handful of windows, each thousands of times
 def _window(value: str) -> str:
     match = WINDOW.fullmatch(value)
     if match is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ class CrdVersion:
     _validator: Any = field(default=None, repr=False)
     _walk_cache: dict[int, bool] = field(default_factory=dict, repr=False)
     _rules_cache: dict[int, tuple[Rule, ...]] = field(default_factory=dict, repr=False)
+    _defaults_cache: dict[int, bool] = field(default_factory=dict, repr=False)
 
     @property
     def validator(self) -> Any:
@@ -37,6 +39,21 @@ class CrdVersion:
         if key not in self._walk_cache:
             self._walk_cache[key] = _has_own_checks(schema) or any(self.needs_walk(sub) for sub in sub_schemas(schema))
         return self._walk_cache[key]
+
+    @functools.cached_property
+    def defaulting_schema(self) -> dict:
+        """The root schema without ``metadata`` (the API server does not default it from the CRD); one dict, so that
+        ``has_defaults`` can remember its answer for it."""
+        properties = {k: v for k, v in self.schema.get("properties", {}).items() if k != "metadata"}
+        return {**self.schema, "properties": properties}
+
+    def has_defaults(self, schema: dict) -> bool:
+        """Whether a schema node's properties, or any node below, declare a ``default`` (prunes defaulting)."""
+        key = id(schema)
+        if key not in self._defaults_cache:
+            own = any(isinstance(sub, dict) and "default" in sub for sub in schema.get("properties", {}).values())
+            self._defaults_cache[key] = own or any(self.has_defaults(sub) for sub in sub_schemas(schema))
+        return self._defaults_cache[key]
 
     def rules_at(self, schema: dict) -> tuple[Rule, ...]:
         """The rules of one schema node that can be checked on create (transition rules left out)."""

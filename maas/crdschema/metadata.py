@@ -7,6 +7,7 @@ non-ASCII characters).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ _LABEL_VALUE_RULE = "at most 63 alphanumerics, '-', '_' or '.', starting and end
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024  # apimachinery TotalAnnotationSizeLimitB
 CRONJOB_NAME_MAX = 52  # 63 - 11: the CronJob controller appends "-<timestamp>" to the names of its Jobs
 _RBAC_KINDS = {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
+_MEMO_SIZE = 4096  # label and annotation keys and values seen, with their answers
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -153,8 +155,9 @@ def _annotation_problems(annotations: Any) -> list[Problem]:
     return problems
 
 
+@functools.lru_cache(maxsize=_MEMO_SIZE)
 def _qualified_name_problem(key: str) -> str | None:
-    """apimachinery IsQualifiedName: ``[prefix/]name``."""
+    """apimachinery IsQualifiedName: ``[prefix/]name``; memoised, as every object repeats the same keys."""
     prefix, slash, name = key.rpartition("/")
     if "/" in prefix:
         reason = "more than one '/'"
@@ -177,6 +180,11 @@ def _label_value_problem(value: Any) -> str | None:
     """apimachinery IsValidLabelValue."""
     if not isinstance(value, str):
         return _not_a_string(value)
+    return _label_text_problem(value)
+
+
+@functools.lru_cache(maxsize=_MEMO_SIZE)
+def _label_text_problem(value: str) -> str | None:
     if not value or (len(value) <= _QUALIFIED_NAME_MAX and _QUALIFIED_NAME.fullmatch(value)):
         return None
     return f"value {value!r} must be a label value: {_LABEL_VALUE_RULE}"

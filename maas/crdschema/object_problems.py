@@ -67,15 +67,11 @@ def _problems(obj: dict, registry: CrdRegistry) -> list[Problem] | None:
 
 def _crd_problems(obj: dict, crd: CrdVersion, engine: CelEngine) -> list[Problem]:
     """Schema, metadata, CEL and list-type problems; ``obj`` is a private copy and gets defaulted in place."""
-    apply_defaults(obj, {**crd.schema, "properties": _without_metadata(crd.schema)})
+    apply_defaults(obj, crd.defaulting_schema, crd.has_defaults)
     problems = json_problems(crd.validator, obj)
     problems += json_problems(core_schemas().metadata_validator(), obj.get("metadata"), ("metadata",))
     problems += metadata_problems(obj, cluster_scoped=crd.scope == "Cluster")
     return problems + rule_problems(obj, crd, engine)
-
-
-def _without_metadata(schema: dict) -> dict:
-    return {k: v for k, v in schema.get("properties", {}).items() if k != "metadata"}
 
 
 def _no_schema_message(registry: CrdRegistry, api_version: str, kind: str) -> str:

@@ -49,12 +49,12 @@ def check_plan(plan: Plan, registry: CrdRegistry | None = None) -> list[ConfigIs
         registry = registry or default_registry()
     except FileNotFoundError:
         return [ConfigIssue(f"${CRDS_DIR_ENV}", _missing_folder_message())]
-    targets = {obj.identity: obj.body for obj in plan.objects() if obj.subresource is None}
+    checker = _PlanChecker(plan, registry)
     return [
         ConfigIssue(owner_path(owner), message)
         for owner in plan.owners
         for obj in owner.objects
-        for message in _problems(obj, targets, registry)
+        for message in checker.problems(obj)
     ]
 
 
@@ -66,21 +66,45 @@ def owner_path(owner: Owner) -> str:
     return entry_path(key) if owner.kind == "Platform" else f"{entry_path(key)} ({owner.name})"
 
 
-def _problems(obj: Desired, targets: dict[str, dict[str, Any]], registry: CrdRegistry) -> list[str]:
-    if obj.subresource != "status":
-        return validate(obj.body, UNCHECKED_KINDS, registry) + _size_problems(obj.body)
-    return _status_problems(obj, targets, registry)
+class _PlanChecker:
+    """The checks of one plan. Each object body is validated and measured once (by identity: the plan keeps them
+    alive), so the status write of an object reuses what its object's own check found."""
 
+    def __init__(self, plan: Plan, registry: CrdRegistry) -> None:
+        self._registry = registry
+        self._targets = {obj.identity: obj.body for obj in plan.objects() if obj.subresource is None}
+        self._checked: dict[int, tuple[list[str], int]] = {}
 
-def _status_problems(obj: Desired, targets: dict[str, dict[str, Any]], registry: CrdRegistry) -> list[str]:
-    """The object as stored after the write (its body from the plan plus this status), minus the object's own
-    problems (reported with the object): what the status adds, without a missing `spec` for a bare identity."""
-    target = targets.get(object_identity(obj.kind, obj.namespace, obj.name), obj.body)
-    base = {key: value for key, value in target.items() if key != "status"}
-    stored = {**base, "status": _as_written(obj)}
-    known = set(validate(base, UNCHECKED_KINDS, registry))
-    problems = [problem for problem in validate(stored, UNCHECKED_KINDS, registry) if problem not in known]
-    return problems + (_size_problems(stored) if encoded_size(base) <= MAX_OBJECT_BYTES else [])
+    def problems(self, obj: Desired) -> list[str]:
+        if obj.subresource == "status":
+            return self._status_problems(obj)
+        problems, size = self._checked_body(obj.body)
+        return problems + _size_problems(obj.body, size)
+
+    def _checked_body(self, body: dict[str, Any]) -> tuple[list[str], int]:
+        """The body's problems (without size) and its encoded size."""
+        if id(body) not in self._checked:
+            self._checked[id(body)] = (validate(body, UNCHECKED_KINDS, self._registry), encoded_size(body))
+        return self._checked[id(body)]
+
+    def _status_problems(self, obj: Desired) -> list[str]:
+        """The object as stored after the write (its body from the plan plus this status), minus the object's own
+        problems (reported with the object): what the status adds, without a missing `spec` for a bare identity."""
+        target = self._targets.get(object_identity(obj.kind, obj.namespace, obj.name), obj.body)
+        base = {key: value for key, value in target.items() if key != "status"}
+        if "status" in target:
+            base_problems, base_size = validate(base, UNCHECKED_KINDS, self._registry), encoded_size(base)
+        else:  # the same content as the target, already checked
+            base_problems, base_size = self._checked_body(target)
+        written = _as_written(obj)
+        stored = {**base, "status": written}
+        known = set(base_problems)
+        problems = [problem for problem in validate(stored, UNCHECKED_KINDS, self._registry) if problem not in known]
+        if base_size > MAX_OBJECT_BYTES:
+            return problems
+        # compact JSON of `stored` is that of `base` with `,"status":<written>` before its closing brace
+        size = base_size + len(',"status":' if base else '"status":') + encoded_size(written)
+        return problems + _size_problems(stored, size)
 
 
 def _as_written(obj: Desired) -> Any:
@@ -93,8 +117,7 @@ def _as_written(obj: Desired) -> Any:
     return stamp_conditions(written, None, WRITE_TIME)
 
 
-def _size_problems(body: dict[str, Any]) -> list[str]:
-    size = encoded_size(body)
+def _size_problems(body: dict[str, Any], size: int) -> list[str]:
     if size <= MAX_OBJECT_BYTES:
         return []
     hint = _SPLIT_HINTS.get(str(body.get("kind")), _DEFAULT_SPLIT_HINT)
@@ -104,8 +127,8 @@ def _size_problems(body: dict[str, Any]) -> list[str]:
     ]
 
 
-def encoded_size(body: dict[str, Any]) -> int:
-    """Bytes of the object's compact JSON encoding, what the API server receives and stores."""
+def encoded_size(body: Any) -> int:
+    """Bytes of the value's compact JSON encoding, what the API server receives and stores."""
     return len(json.dumps(body, separators=(",", ":"), ensure_ascii=False, default=str).encode())
 
 

@@ -1,0 +1,339 @@
+"""A yes/no answer to "does jsonschema find no error here?", compiled once per validator.
+
+jsonschema spends some 25 µs on every schema node it descends into (it builds a validator per node), and the rendered
+objects are nearly always valid: at 10,000 subscriptions the self-check spent most of its time confirming that. So
+each validator's schema is compiled, once, into plain predicates that say whether an instance is valid. The answer is
+conservative: a keyword whose implementation (the validator's function for it, not just its name) is not one of those
+reproduced here, an unusual value, or any exception makes the answer "not known valid", and the caller then runs
+jsonschema itself. The error messages therefore always come from jsonschema; only "no errors" is fast.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable
+from typing import Any
+
+import jsonschema
+import referencing.jsonschema
+
+from .formats import compiled_re2, re2_pattern
+from .item_memo import memoised_items
+
+Check = Callable[[Any], bool]
+_D4 = jsonschema.Draft4Validator.VALIDATORS
+_D2020 = jsonschema.Draft202012Validator.VALIDATORS
+_TYPES: dict[str, Check] = {
+    "array": lambda v: isinstance(v, list),
+    "boolean": lambda v: isinstance(v, bool),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "null": lambda v: v is None,
+    "number": lambda v: isinstance(v, numbers.Number) and not isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "string": lambda v: isinstance(v, str),
+}
+# Values each type predicate is compared with the validator's own type checker on, before it is trusted.
+_TYPE_PROBES = (None, True, 0, 1.0, 1.5, "", [], {}, ())
+_PATTERN_MEMO_SIZE = 10_000
+# validator id -> (the validator, kept alive so that its id stays unique; its compiled check)
+_CHECKS: dict[int, tuple[Any, Check]] = {}
+
+
+def quick_check(validator: Any) -> Check:
+    """The compiled check of ``validator`` (a jsonschema validator instance): True only when it reports no error."""
+    key = id(validator)
+    if key not in _CHECKS:
+        _CHECKS[key] = (validator, _guarded(_Compiler(validator).root()))
+    return _CHECKS[key][1]
+
+
+def _guarded(check: Check) -> Check:
+    def guarded(instance: Any) -> bool:
+        try:
+            return check(instance)
+        except Exception:  # whatever went wrong, jsonschema decides (and reports) it
+            return False
+
+    return guarded
+
+
+def _never(_value: Any) -> bool:
+    return False
+
+
+def _always(_value: Any) -> bool:
+    return True
+
+
+class _Compiler:
+    """Compiles the schema nodes of one validator; a node reached twice (by ``$ref``) is compiled once."""
+
+    def __init__(self, validator: Any) -> None:
+        self._validator = validator
+        self._impls = type(validator).VALIDATORS
+        self._spec = referencing.jsonschema.specification_with(validator.META_SCHEMA.get("$schema", ""))
+        self._refs_ok = self._impls.get("$ref") is _D2020["$ref"]  # Draft 4 would ignore the siblings of a $ref
+        self._types = {name: check for name, check in _TYPES.items() if self._agrees(name, check)}
+        self._nodes: dict[int, Check] = {}
+
+    def root(self) -> Check:
+        return self.node(self._validator.schema, self._validator._resolver, root=True)
+
+    def _agrees(self, name: str, check: Check) -> bool:
+        try:
+            return all(self._validator.is_type(probe, name) == check(probe) for probe in _TYPE_PROBES)
+        except jsonschema.exceptions.UnknownType:
+            return False
+
+    def node(self, schema: Any, resolver: Any, root: bool = False) -> Check:
+        if schema is True:
+            return _always
+        if not isinstance(schema, dict) or (not root and "$schema" in schema):
+            return _never  # False, or not a schema; "$schema" would switch validator classes
+        if id(schema) not in self._nodes:
+            self._nodes[id(schema)] = _never  # placeholder while compiling: recursion only goes through $ref
+            self._nodes[id(schema)] = self._compile(schema, resolver.in_subresource(self._spec.create_resource(schema)))
+        return self._nodes[id(schema)]
+
+    def _compile(self, schema: dict, resolver: Any) -> Check:
+        checks = []
+        fused = _fusable(schema, self._impls)
+        for keyword, value in schema.items():
+            impl = self._impls.get(keyword)
+            if impl is None or keyword in fused:
+                continue  # not a keyword of this dialect (jsonschema ignores it too), or part of the object check
+            make = _MAKERS.get(impl)
+            if make is None:
+                return _never
+            checks.append(make(self, value, schema, resolver))
+        if fused:
+            checks.insert(0, self._object(schema, resolver))
+        return _all_of(checks)
+
+    def _object(self, schema: dict, resolver: Any) -> Check:
+        """``type: object`` with its properties, additionalProperties and required in one pass over the keys."""
+        subs = {name: self.node(sub, resolver) for name, sub in schema.get("properties", {}).items()}
+        extra = schema.get("additionalProperties", True)
+        other = None if extra is True else _never if extra is False else self.node(extra, resolver)
+        required = schema.get("required", [])
+
+        def check(instance: Any) -> bool:
+            if not isinstance(instance, dict):
+                return False
+            for key, item in instance.items():
+                sub = subs.get(key, other)
+                if sub is not None and not sub(item):
+                    return False
+            return all(name in instance for name in required)
+
+        return check
+
+    def type_check(self, name: Any) -> Check:
+        return self._types.get(name, _never) if isinstance(name, str) else _never
+
+    def ref(self, ref: Any, resolver: Any) -> Check:
+        if not self._refs_ok or not isinstance(ref, str):
+            return _never
+        target: list[Check] = []
+
+        def check(value: Any) -> bool:
+            if not target:  # resolved on first use: definitions refer to each other recursively
+                resolved = resolver.lookup(ref)
+                target.append(self.node(resolved.contents, resolved.resolver))
+            return target[0](value)
+
+        return check
+
+
+def _all_of(checks: list[Check]) -> Check:
+    checks = [check for check in checks if check is not _always]
+    if not checks:
+        return _always
+    if len(checks) == 1:
+        return checks[0]
+
+    def check(value: Any) -> bool:
+        for each in checks:  # noqa: SIM110 - a plain loop: all() over a generator costs twice as much here
+            if not each(value):
+                return False
+        return True
+
+    return check
+
+
+_OBJECT_KEYWORDS = ("type", "properties", "additionalProperties", "required")
+
+
+def _fusable(schema: dict, impls: dict) -> tuple[str, ...]:
+    """The keywords ``_Compiler._object`` checks together, when the node has its plain form; else none."""
+    if schema.get("type") != "object" or "patternProperties" in schema:
+        return ()
+    if not isinstance(schema.get("properties", {}), dict) or not isinstance(schema.get("required", []), list):
+        return ()
+    if any(impls.get(keyword) is not _D4[keyword] for keyword in _OBJECT_KEYWORDS):
+        return ()
+    return _OBJECT_KEYWORDS
+
+
+def _type(c: _Compiler, value: Any, _schema: dict, _resolver: Any) -> Check:
+    checks = [c.type_check(name) for name in (value if isinstance(value, list) else [value])]
+    if len(checks) == 1:
+        return checks[0]
+    return lambda instance: any(check(instance) for check in checks)
+
+
+def _properties(c: _Compiler, value: Any, _schema: dict, resolver: Any) -> Check:
+    if not isinstance(value, dict):
+        return _never
+    subs = {name: c.node(sub, resolver) for name, sub in value.items()}
+
+    def check(instance: Any) -> bool:
+        if not isinstance(instance, dict):
+            return True
+        for key, item in instance.items():
+            sub = subs.get(key)
+            if sub is not None and not sub(item):
+                return False
+        return True
+
+    return check
+
+
+def _additional_properties(c: _Compiler, value: Any, schema: dict, resolver: Any) -> Check:
+    if "patternProperties" in schema or not isinstance(schema.get("properties", {}), dict):
+        return _never
+    declared = schema.get("properties", {})
+    if value is True:
+        return _always
+    if value is False:
+        return lambda instance: not isinstance(instance, dict) or all(key in declared for key in instance)
+    sub = c.node(value, resolver)
+    return lambda instance: (
+        not isinstance(instance, dict) or all(key in declared or sub(item) for key, item in instance.items())
+    )
+
+
+def _required(_c: _Compiler, value: Any, _schema: dict, _resolver: Any) -> Check:
+    if not isinstance(value, list):
+        return _never
+    return lambda instance: not isinstance(instance, dict) or all(name in instance for name in value)
+
+
+def _items(c: _Compiler, value: Any, schema: dict, resolver: Any) -> Check:
+    if not isinstance(value, dict) or "prefixItems" in schema:
+        return _never
+    sub = c.node(value, resolver)
+    return lambda instance: not isinstance(instance, list) or all(sub(item) for item in instance)
+
+
+def _all(c: _Compiler, value: Any, _schema: dict, resolver: Any) -> Check:
+    return _all_of([c.node(sub, resolver) for sub in value]) if isinstance(value, list) else _never
+
+
+def _any(c: _Compiler, value: Any, _schema: dict, resolver: Any) -> Check:
+    if not isinstance(value, list):
+        return _never
+    subs = [c.node(sub, resolver) for sub in value]
+    return lambda instance: any(sub(instance) for sub in subs)
+
+
+def _one(c: _Compiler, value: Any, _schema: dict, resolver: Any) -> Check:
+    if not isinstance(value, list):
+        return _never
+    subs = [c.node(sub, resolver) for sub in value]
+    return lambda instance: sum(1 for sub in subs if sub(instance)) == 1
+
+
+def _not(c: _Compiler, value: Any, _schema: dict, resolver: Any) -> Check:
+    sub = c.node(value, resolver)
+    return lambda instance: not sub(instance)
+
+
+def _pattern(_c: _Compiler, value: Any, _schema: dict, _resolver: Any) -> Check:
+    """RE2 ``search``, its answers memoised per pattern: the same names and values recur in every object."""
+    search = compiled_re2(value).search
+    answers: dict[str, bool] = {}
+
+    def check(instance: Any) -> bool:
+        if not isinstance(instance, str):
+            return True
+        if instance not in answers:
+            if len(answers) >= _PATTERN_MEMO_SIZE:
+                answers.clear()
+            answers[instance] = search(instance) is not None
+        return answers[instance]
+
+    return check
+
+
+def _enum(_c: _Compiler, value: Any, _schema: dict, _resolver: Any) -> Check:
+    """Strings only (jsonschema compares a string with ``==``); other values are left to jsonschema."""
+    strings = frozenset(each for each in value if isinstance(each, str)) if isinstance(value, list) else frozenset()
+    return lambda instance: isinstance(instance, str) and instance in strings
+
+
+def _format(c: _Compiler, value: Any, _schema: dict, _resolver: Any) -> Check:
+    checker = c._validator.format_checker
+    if checker is None:
+        return _always
+    return lambda instance: checker.conforms(instance, value)
+
+
+def _bound(applies: Check, size: Callable[[Any], Any], ok: Callable[[Any, Any], bool]) -> Callable[..., Check]:
+    def make(_c: _Compiler, value: Any, _schema: dict, _resolver: Any) -> Check:
+        return lambda instance: not applies(instance) or ok(size(instance), value)
+
+    return make
+
+
+def _legacy_limit(exclusive_key: str, strict: Callable[[Any, Any], bool], loose: Callable[[Any, Any], bool]) -> Any:
+    """Draft 4 ``minimum``/``maximum``, where ``exclusiveMinimum``/``exclusiveMaximum`` are booleans beside them."""
+
+    def make(_c: _Compiler, value: Any, schema: dict, _resolver: Any) -> Check:
+        ok = strict if schema.get(exclusive_key, False) else loose
+        return lambda instance: not _TYPES["number"](instance) or ok(instance, value)
+
+    return make
+
+
+def _ref(c: _Compiler, value: Any, _schema: dict, resolver: Any) -> Check:
+    return c.ref(value, resolver)
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+_MAKERS: dict[Callable[..., Any], Callable[[_Compiler, Any, dict, Any], Check]] = {
+    _D4["type"]: _type,
+    _D4["properties"]: _properties,
+    _D4["additionalProperties"]: _additional_properties,
+    _D4["required"]: _required,
+    _D4["allOf"]: _all,
+    _D4["anyOf"]: _any,
+    _D4["oneOf"]: _one,
+    _D4["not"]: _not,
+    _D4["enum"]: _enum,
+    _D4["format"]: _format,
+    _D4["items"]: _items,
+    memoised_items: _items,
+    _D2020["items"]: _items,
+    _D2020["$ref"]: _ref,
+    re2_pattern: _pattern,
+    _D4["minLength"]: _bound(_is_str, len, lambda size, limit: size >= limit),
+    _D4["maxLength"]: _bound(_is_str, len, lambda size, limit: size <= limit),
+    _D4["minItems"]: _bound(_TYPES["array"], len, lambda size, limit: size >= limit),
+    _D4["maxItems"]: _bound(_TYPES["array"], len, lambda size, limit: size <= limit),
+    _D4["minProperties"]: _bound(_TYPES["object"], len, lambda size, limit: size >= limit),
+    _D4["maxProperties"]: _bound(_TYPES["object"], len, lambda size, limit: size <= limit),
+    _D2020["minimum"]: _bound(_TYPES["number"], _identity, lambda number, limit: number >= limit),
+    _D2020["maximum"]: _bound(_TYPES["number"], _identity, lambda number, limit: number <= limit),
+    _D2020["exclusiveMinimum"]: _bound(_TYPES["number"], _identity, lambda number, limit: number > limit),
+    _D2020["exclusiveMaximum"]: _bound(_TYPES["number"], _identity, lambda number, limit: number < limit),
+    _D4["minimum"]: _legacy_limit("exclusiveMinimum", lambda n, limit: n > limit, lambda n, limit: n >= limit),
+    _D4["maximum"]: _legacy_limit("exclusiveMaximum", lambda n, limit: n < limit, lambda n, limit: n <= limit),
+}

@@ -1,0 +1,57 @@
+"""The self-check's shortcuts: the compiled quick check answers as jsonschema does, and a status write reuses its
+object's check instead of validating the object again."""
+
+from __future__ import annotations
+
+import jsonschema
+
+from bench.render_scale import configuration
+from maas.config import load_config
+from maas.crdschema import default_registry
+from maas.crdschema.quick_check import quick_check
+from maas.observe import Observed
+from maas.plan.build import build_plan
+from maas.plan.checks import selfcheck
+
+
+def _subscription_validator():
+    return default_registry().lookup("maas.opendatahub.io", "v1alpha1", "MaaSSubscription").validator
+
+
+def _subscription(**spec):
+    body = {
+        "owner": {"groups": [{"name": "team-a"}]},
+        "modelRefs": [{"name": "m", "namespace": "llm", "tokenRateLimits": [{"limit": 10, "window": "1m"}]}],
+        **spec,
+    }
+    return {"apiVersion": "maas.opendatahub.io/v1alpha1", "kind": "MaaSSubscription", "metadata": {}, "spec": body}
+
+
+def test_quick_check_agrees_with_jsonschema_on_valid_and_invalid_objects():
+    validator = _subscription_validator()
+    instances = [
+        _subscription(),
+        _subscription(unknownField=1),
+        _subscription(priority="high"),
+        _subscription(owner={"groups": [{"name": 7}]}),
+        {"apiVersion": "maas.opendatahub.io/v1alpha1", "kind": "MaaSSubscription", "spec": {}},
+    ]
+    answers = [quick_check(validator)(instance) for instance in instances]
+    assert answers == [not list(validator.iter_errors(instance)) for instance in instances]
+    assert answers == [True, False, False, False, False]
+
+
+def test_a_keyword_the_quick_check_does_not_reproduce_is_never_known_valid():
+    validator = jsonschema.Draft4Validator({"type": "array", "uniqueItems": True})
+    assert list(validator.iter_errors([1, 2])) == []
+    assert quick_check(validator)([1, 2]) is False
+
+
+def test_a_status_write_does_not_validate_its_object_again(monkeypatch):
+    plan = build_plan(load_config(configuration(3, "short")), Observed.nothing())
+    validated = []
+    real = selfcheck.validate
+    monkeypatch.setattr(selfcheck, "validate", lambda body, *args: validated.append(body) or real(body, *args))
+    assert selfcheck.check_plan(plan) == []
+    objects = [obj for owner in plan.owners for obj in owner.objects]
+    assert len(validated) == len(objects)  # each object once, each status write once (as stored), no base again
