@@ -261,3 +261,17 @@ def test_a_rate_change_under_the_compact_form_is_still_reported(dev_raw):
     assert [(r["subscription"], r["model"], r["newLimit"], r["reason"]) for r in resets] == [
         ("models-as-a-service/premium", "llm/granite-7b", "tokens-7-per-7s", "its rates changed")
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"{ID}" + " " * 1_000_000,
+        f"{ID} in [" + " " * 1_000_000,
+        "x" + " " * 1_000_000 + '&& !request.url_path.endsWith("/v1/models") y',
+    ],
+    ids=["attribute-then-spaces", "open-list-then-spaces", "spaces-before-a-non-final-exemption"],
+)
+def test_a_megabyte_of_whitespace_in_a_live_predicate_is_read_as_no_known_form(text):
+    """A live policy is anyone's text: these took minutes with overlapping whitespace runs in the parser."""
+    assert parse_predicate(text) is None

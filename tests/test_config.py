@@ -595,7 +595,11 @@ HOSTILE = [
         "1.3",
         "maas:platform.kuadrantVersion: '1.3' is not a Kuadrant version this program knows; use 1.4, 1.5 or later",
     ),
-    ("platform.kuadrantVersion", 1.5, "maas:platform.kuadrantVersion: "),
+    (
+        "platform.kuadrantVersion",
+        1.5,
+        "maas:platform.kuadrantVersion: must be a string (got float 1.5); quote it in YAML",
+    ),
     ("platform.gatewayBudget", "off", "maas:platform.gatewayBudget: 'off' is not allowed; use 'warn' or 'error'"),
     (
         "platform.predicateFormat",

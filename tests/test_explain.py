@@ -361,3 +361,19 @@ def test_every_rendered_rego_rule_has_a_cel_reading_of_exactly_its_text(dev):
     }
     assert set(REGO_AS_CEL) <= rendered
     assert {name for name, _ in rendered - set(REGO_AS_CEL)} == {"oidc-groups-safe"}  # JWT callers only
+
+
+def test_a_name_outside_the_stacks_scope_exits_2_naming_the_scope(capsys, tmp_path):
+    """`platform.scope` leaves the other tenants to their own stacks: explain says so instead of guessing."""
+    scoped = tmp_path / "Pulumi.research.yaml"
+    text = (Path(__file__).parent / "stacks" / "scope-org.yaml").read_text()
+    config = yaml.safe_load(text)
+    config["config"]["maas:platform"] = {**config["config"].get("maas:platform", {}), "scope": "tenant:research"}
+    scoped.write_text(yaml.safe_dump(config))
+    for args in (
+        ("subscription", "models-as-a-service/staff"),
+        ("caller", "--user", "alice", "--model", "llm/granite-7b"),
+    ):
+        status, out, err = run(capsys, *args, "--config-file", str(scoped))
+        assert (status, out) == (2, ""), err
+        assert "outside this stack's maas:platform.scope 'tenant:research'" in err

@@ -247,3 +247,12 @@ def test_entry_points_collect_the_youngest_generation_every_100000_allocations_a
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stderr.strip().splitlines()[-1] == "(100000, 50, 100)"
+
+
+def test_each_render_in_one_process_has_its_own_stack_urn_and_exports(dev_raw):
+    """The SDK keeps a process's first root stack: a later render of another stack must not inherit its URN."""
+    first = render({"platform": {"scope": "platform"}}, stack="org")
+    second = render(dev_raw)
+    parents = {r.parent for r in second.registrations if r.type.startswith("maas:index:")}
+    assert parents == {STACK}
+    assert "scope" in first.stack_outputs and "scope" not in second.stack_outputs

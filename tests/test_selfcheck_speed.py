@@ -4,6 +4,7 @@ object's check instead of validating the object again."""
 from __future__ import annotations
 
 import jsonschema
+import pytest
 
 from bench.render_scale import configuration
 from maas.config import load_config
@@ -45,6 +46,29 @@ def test_a_keyword_the_quick_check_does_not_reproduce_is_never_known_valid():
     validator = jsonschema.Draft4Validator({"type": "array", "uniqueItems": True})
     assert list(validator.iter_errors([1, 2])) == []
     assert quick_check(validator)([1, 2]) is False
+
+
+@pytest.mark.parametrize(
+    ("schema", "instance"),
+    [
+        ({"not": {"enum": [1]}}, 1),
+        ({"not": {"uniqueItems": True}}, [1, 2]),
+        ({"not": {"multipleOf": 2}}, 4),
+        ({"oneOf": [{"enum": [1]}, {"type": "integer"}]}, 1),
+        ({"properties": {"a": {"not": {"enum": [None]}}}}, {"a": None}),
+    ],
+)
+def test_not_sure_is_never_turned_into_valid_by_not_or_one_of(schema, instance):
+    """A sub-check's False means "not sure": negating or counting it must not make an invalid object pass."""
+    validator = jsonschema.Draft4Validator(schema)
+    assert list(validator.iter_errors(instance))
+    assert quick_check(validator)(instance) is False
+
+
+def test_a_pattern_re2_cannot_compile_leaves_the_instance_to_jsonschema_without_raising():
+    validator = jsonschema.Draft4Validator({"properties": {"a": {"type": "string", "pattern": "(?=x)"}}})
+    assert quick_check(validator)({"a": "x"}) is False  # not sure: jsonschema decides
+    assert quick_check(validator)({"b": 1}) is True and list(validator.iter_errors({"b": 1})) == []
 
 
 def test_a_status_write_does_not_validate_its_object_again(monkeypatch):

@@ -548,3 +548,24 @@ def test_a_status_travels_as_one_canonical_json_string():
     assert encode_status({"phase": "Ready", "endpoint": "é"}) == '{"endpoint":"é","phase":"Ready"}'
     assert encode_status({"b": 1, "a": [2]}) == encode_status({"a": [2], "b": 1})
     assert decode_status(encode_status(READY)) == READY
+
+
+def test_an_unexpected_error_on_one_target_is_reported_with_the_others_and_the_rest_are_still_attempted():
+    attempted = []
+
+    def attempt(name: str) -> str:
+        attempted.append(name)
+        if name == "a":
+            raise StatusWriteError("could not write the status of a: HTTP 403")
+        if name == "b":
+            raise ValueError("malformed facts")
+        return name
+
+    with pytest.raises(StatusWriteError) as caught:
+        status_provider.each_target({"a": "a", "b": "b", "c": "c"}, attempt)
+    assert attempted == ["a", "b", "c"]
+    assert str(caught.value).splitlines() == [
+        "2 of 3 statuses failed:",
+        "  could not write the status of a: HTTP 403",
+        "  b: unexpected ValueError: malformed facts",
+    ]

@@ -8,11 +8,11 @@ import json
 import pytest
 import yaml
 
-from maas.config import raw_from_stack_file
+from maas.config import load_config, raw_from_stack_file
 from maas.observe import Observed
+from maas.plan.build import build_plan
 from maas.tools.cli import main
 from maas.tools.render import canonical, object_sort_key
-from maas.tools.validate import stack_plan
 from tests.conftest import DEV_STACK, ROOT
 
 CRDS = ROOT / "crds"
@@ -85,7 +85,7 @@ def test_dev_stack_is_valid_exit_0_and_nothing_on_stdout(capsys):
 
 def test_stack_mode_checks_exactly_the_objects_render_prints(dev_rendering):
     raw, _ = raw_from_stack_file(DEV_STACK)
-    plan = stack_plan(raw, Observed.nothing())
+    plan = build_plan(load_config(raw), Observed.nothing())
     bodies = sorted((canonical(o.body) for o in plan.objects() if o.subresource is None), key=object_sort_key)
     assert bodies == dev_rendering.objects()
 
@@ -276,3 +276,14 @@ def test_unusable_crd_dump_exits_2(capsys, tmp_path, content, message):
     code, out, err = validate(capsys, "--crds", str(dump))
     assert (code, out, len(err)) == (2, [], 1)
     assert err[0].startswith(f"error: {message.format(path=dump)}")
+
+
+def test_a_stack_the_update_would_refuse_for_its_gateway_budget_is_invalid(capsys, tmp_path):
+    """validate runs every check `pulumi up` runs (maas.plan.checks.issues), not only the CRD schemas."""
+    route = {"hostnames": [f"h{i:03d}.example.com" for i in range(45)]}
+    model = {"name": "granite", "namespace": "llm", "modelRef": {"kind": "LLMInferenceService", "name": "granite"}}
+    stack = tmp_path / "Pulumi.big.yaml"
+    stack.write_text(yaml.safe_dump({"config": {"maas:models": [{**model, "route": route}]}}))
+    code, out, _ = validate(capsys, "--config-file", str(stack))
+    assert code == 1
+    assert any(line.startswith("maas:platform.gatewayBudget: gateway openshift-ingress/") for line in out), out

@@ -43,8 +43,17 @@ def quick_check(validator: Any) -> Check:
     """The compiled check of ``validator`` (a jsonschema validator instance): True only when it reports no error."""
     key = id(validator)
     if key not in _CHECKS:
-        _CHECKS[key] = (validator, _guarded(_Compiler(validator).root()))
+        _CHECKS[key] = (validator, _compiled(validator))
     return _CHECKS[key][1]
+
+
+def _compiled(validator: Any) -> Check:
+    """A schema this module cannot compile (an RE2-invalid pattern, say) is never known valid: jsonschema decides,
+    raising only for an instance that reaches that node, as without the quick check."""
+    try:
+        return _guarded(_Compiler(validator).root())
+    except Exception:
+        return _never
 
 
 def _guarded(check: Check) -> Check:
@@ -237,16 +246,10 @@ def _any(c: _Compiler, value: Any, _schema: dict, resolver: Any) -> Check:
     return lambda instance: any(sub(instance) for sub in subs)
 
 
-def _one(c: _Compiler, value: Any, _schema: dict, resolver: Any) -> Check:
-    if not isinstance(value, list):
-        return _never
-    subs = [c.node(sub, resolver) for sub in value]
-    return lambda instance: sum(1 for sub in subs if sub(instance)) == 1
-
-
-def _not(c: _Compiler, value: Any, _schema: dict, resolver: Any) -> Check:
-    sub = c.node(value, resolver)
-    return lambda instance: not sub(instance)
+def _undecided(_c: _Compiler, _value: Any, _schema: dict, _resolver: Any) -> Check:
+    """Never known valid: a branch's False only means "not sure", so counting branches (exactly one) or negating
+    one (`not`) would turn "not sure" into "valid". jsonschema decides these nodes."""
+    return _never
 
 
 def _pattern(_c: _Compiler, value: Any, _schema: dict, _resolver: Any) -> Check:
@@ -315,8 +318,8 @@ _MAKERS: dict[Callable[..., Any], Callable[[_Compiler, Any, dict, Any], Check]] 
     _D4["required"]: _required,
     _D4["allOf"]: _all,
     _D4["anyOf"]: _any,
-    _D4["oneOf"]: _one,
-    _D4["not"]: _not,
+    _D4["oneOf"]: _undecided,
+    _D4["not"]: _undecided,
     _D4["enum"]: _enum,
     _D4["format"]: _format,
     _D4["items"]: _items,

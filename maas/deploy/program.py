@@ -10,11 +10,7 @@ import pulumi
 from ..config import KEYS, NAMESPACE, ConfigError, MaasConfig, load_config
 from ..observe import ObservationError, Observed, read_cluster, what_to_observe
 from ..plan.build import build_plan
-from ..plan.checks.gateway_budget import gateway_budget_issues
-from ..plan.checks.identities import identity_issues
-from ..plan.checks.preflight import preflight
-from ..plan.checks.quota import quota_issues
-from ..plan.checks.selfcheck import check_plan
+from ..plan.checks.issues import plan_issues
 from ..plan.desired import Plan
 from .components import deploy
 
@@ -35,13 +31,7 @@ def run(observed: Observed | None = None) -> Plan:
     plan.warnings[:0] = observation_warnings
     for note in plan.notes:  # before the checks, so that a refused update still shows every gateway's size
         pulumi.log.info(note)
-    issues = (
-        preflight(config, plan, observed)
-        + quota_issues(config, plan.outputs["quotaResets"])
-        + gateway_budget_issues(config, plan.outputs.get("gateways", {}))
-        + identity_issues(plan)
-        + check_plan(plan)
-    )
+    issues = plan_issues(config, plan, observed)
     if issues:
         raise ConfigError(issues)
     deploy(plan, config)

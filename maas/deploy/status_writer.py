@@ -220,6 +220,8 @@ def each_target(targets: Mapping[str, T], attempt: Callable[[T], Any]) -> dict[s
             break
         except StatusWriteError as error:
             failures.append(str(error))
+        except Exception as error:  # a bug of ours must not hide the failures already collected, nor stop the rest
+            failures.append(f"{key}: unexpected {type(error).__name__}: {error}")
     if failures and len(keys) == 1:
         raise StatusWriteError(failures[0])
     if failures:

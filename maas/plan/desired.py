@@ -11,6 +11,8 @@ from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
 
+from ..config.errors import ConfigIssue
+
 
 @dataclass(frozen=True)
 class Desired:
@@ -115,12 +117,14 @@ class Owner:
 @dataclass
 class Plan:
     """Everything the program registers, grouped by owner, plus the warnings, informational notes (e.g. each
-    gateway's wasm budget line) and stack outputs to show."""
+    gateway's wasm budget line) and stack outputs to show. `issues`: problems of the whole configuration that a
+    narrowed plan (`platform.scope`) no longer shows, reported with the checks (`checks.issues.plan_issues`)."""
 
     owners_by_key: dict[tuple[str, str], Owner] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    issues: list[ConfigIssue] = field(default_factory=list)
 
     def owner(self, kind: str, name: str) -> Owner:
         """The owner `kind/name`, created on first use (kinds: Platform, Tenant, Model, ...)."""

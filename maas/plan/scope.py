@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from .. import naming
-from ..config import ConfigError, MaasConfig
+from ..config import MaasConfig
 from .checks.identities import identity_issues
 from .desired import Desired, Owner, Plan, object_identity
 
@@ -113,13 +113,11 @@ class Scopes:
 def select_scope(config: MaasConfig, plan: Plan) -> Plan:
     """The part of the whole `plan` that this stack's `platform.scope` registers; the whole plan for `all`.
 
-    Raises ConfigError when two objects of the whole plan share an identity, in whichever scopes they are."""
+    Two objects of the whole plan that share an identity, in whichever scopes they are, stay in `issues`: the
+    narrowed plan no longer holds both."""
     scope = config.platform.scope
     if scope == ALL:
         return plan
-    issues = identity_issues(plan)
-    if issues:
-        raise ConfigError(issues)
     scopes_of = Scopes(config)
     owner_scope = {key: scopes_of.of_owner(owner) for key, owner in plan.owners_by_key.items()}
     registered = {obj.identity: owner_scope[key] for key, owner in plan.owners_by_key.items() for obj in owner.objects}
@@ -134,7 +132,8 @@ def select_scope(config: MaasConfig, plan: Plan) -> Plan:
     warnings = [*plan.warnings, *_order_warnings(scope, needs)]
     here = sum(len(owner.objects) for owner in kept.values())
     notes = [*plan.notes, _scope_note(scope, here, len(registered), needs)]
-    return replace(plan, owners_by_key=kept, outputs=outputs, warnings=warnings, notes=notes)
+    issues = [*plan.issues, *identity_issues(plan)]
+    return replace(plan, owners_by_key=kept, outputs=outputs, warnings=warnings, notes=notes, issues=issues)
 
 
 def _narrowed(owner: Owner, scope: str, registered: dict[str, str], needs: Needs) -> Owner:

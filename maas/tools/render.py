@@ -189,10 +189,11 @@ def render(
     logger.setLevel(logging.INFO)
     logger.addHandler(collector)
     pulumi.runtime.set_all_config({f"{PROJECT}:{key}": json.dumps(value) for key, value in raw_config.items()})
+    # The SDK keeps the first root stack of a process; each render gets its own (its name, URN and exports).
+    pulumi.runtime.settings.set_root_resource(None)
     pulumi.runtime.set_mocks(_EchoMocks(), project=PROJECT, stack=stack, preview=False, monitor=monitor, logger=logger)
     rendering = Rendering()
     stack_outputs = pulumi.runtime.settings.get_root_resource().outputs
-    stack_outputs.clear()  # the SDK keeps one root stack per process; its exports are this run's alone
 
     def program() -> None:
         rendering.plan = run(observed or Observed.nothing())

@@ -27,9 +27,8 @@ from ..crdschema import CrdRegistry, default_registry, validate
 from ..crdschema.core import core_schemas, split_api_version
 from ..observe import ObservationError, Observed, load_snapshot
 from ..plan.build import build_plan
-from ..plan.checks.identities import identity_issues
-from ..plan.checks.selfcheck import UNCHECKED_KINDS, check_plan, owner_path
-from ..plan.desired import Plan
+from ..plan.checks.issues import plan_issues
+from ..plan.checks.selfcheck import UNCHECKED_KINDS, owner_path
 from .manifest_files import UnusableInputError, documents, shown, yaml_message
 from .stack_args import add_stack_options, given, missing_file_message, stack_source
 
@@ -143,19 +142,15 @@ def validate_stack(args: argparse.Namespace, registry: CrdRegistry) -> Outcome:
     try:
         raw, warnings = raw_from_stack_file(source.path)
         observed = load_snapshot(args.observed) if args.observed else Observed.nothing()
-        plan = stack_plan(raw, observed)
+        config = load_config(raw)
+        plan = build_plan(config, observed)
     except (ConfigError, ObservationError) as error:
         raise UnusableInputError(str(error)) from None
-    issues = identity_issues(plan) + check_plan(plan, registry)
+    issues = plan_issues(config, plan, observed, registry)
     bodies = [(f"{owner_path(o)}:", obj.body) for o in plan.owners for obj in o.objects if obj.subresource is None]
     outcome = Outcome(checked=len(bodies), problems=[str(issue) for issue in issues], warnings=warnings)
     _kinds_without_schema(outcome, bodies, registry, strict=args.crds is not None)
     return outcome
-
-
-def stack_plan(raw: dict[str, Any], observed: Observed) -> Plan:
-    """The plan `pulumi up` registers for these `maas:` keys (the objects `render` prints); ConfigError if invalid."""
-    return build_plan(load_config(raw), observed)
 
 
 def validate_files(names: Iterable[str], registry: CrdRegistry, strict: bool) -> Outcome:

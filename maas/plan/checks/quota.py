@@ -37,10 +37,12 @@ _VALUE: dict[Identity, re.Pattern[str]] = {
 _ATTRIBUTE = r"(auth\.identity\.selected_subscription_(?:id|key))"
 _STRING = r'"[^"\\]*"'
 # The default form's `attribute == "value"`, or the compact form's `attribute in ["value", ...]`.
-_CLAUSE = re.compile(rf"\s*{_ATTRIBUTE}\s*(?:==\s*({_STRING})|\s+in\s*\[((?:\s*{_STRING}\s*,)*\s*{_STRING})?\s*\])\s*")
+# No two whitespace runs meet: a live predicate is anyone's text, and `\s*\s+` backtracks quadratically on it.
+_CLAUSE = re.compile(rf"\s*{_ATTRIBUTE}(?:\s*==\s*({_STRING})|\s+in\s*\[((?:\s*{_STRING}\s*,)*\s*{_STRING})?\s*\])\s*")
 _VALUES = re.compile(r'"([^"\\]*)"')
 # Upstream writes the exemption on `request.path`, this program on `request.url_path`: both are read.
-_EXEMPTION = re.compile(r'\s*&&\s*!\s*request\.(?:url_)?path\.endsWith\(\s*"/v1/models"\s*\)\s*$')
+# `(?<!\s)`: a match starts only where a whitespace run starts, so a long run is not rescanned from each position.
+_EXEMPTION = re.compile(r'(?<!\s)\s*&&\s*!\s*request\.(?:url_)?path\.endsWith\(\s*"/v1/models"\s*\)\s*$')
 
 
 @dataclass(frozen=True)

@@ -51,10 +51,21 @@ class World:
         return self.statuses.get((body["kind"], metadata.get("namespace", ""), metadata["name"]))
 
     def model(self, key: str) -> ModelConfig:
-        return _find(key, self.config.models_by_key, "model")
+        return self._registered(key, self.config.models_by_key, "model", "models")
 
     def subscription(self, key: str) -> SubscriptionConfig:
-        return _find(key, {s.key: s for s in self.config.subscriptions}, "subscription")
+        return self._registered(key, {s.key: s for s in self.config.subscriptions}, "subscription", "subscriptions")
+
+    def _registered(self, key: str, configured: Mapping[str, Any], what: str, output: str) -> Any:
+        """A configured entry this stack registers: `platform.scope` may leave it to another stack."""
+        registered = self.outputs.get(output, {})
+        if key in configured and key not in registered:
+            scope = self.config.platform.scope
+            raise UnknownNameError(
+                f"{what} {quoted(key)} is configured but outside this stack's maas:platform.scope {quoted(scope)}; "
+                "explain it with the stack that registers it"
+            )
+        return _find(key, {name: configured[name] for name in registered if name in configured}, what)
 
     def tenant_of(self, model: ModelConfig) -> TenantConfig:
         return next(tenant for tenant in self.config.tenants if tenant.name == model.tenant)

@@ -1,0 +1,29 @@
+"""Every check that stops an update before anything is registered, in one list: what `pulumi up` runs and what
+`python -m maas validate` reports, so the two cannot drift apart."""
+
+from __future__ import annotations
+
+from ...config import ConfigIssue, MaasConfig
+from ...crdschema import CrdRegistry
+from ...observe import Observed
+from ..desired import Plan
+from .gateway_budget import gateway_budget_issues
+from .identities import identity_issues
+from .preflight import preflight
+from .quota import quota_issues
+from .selfcheck import check_plan
+
+
+def plan_issues(
+    config: MaasConfig, plan: Plan, observed: Observed, registry: CrdRegistry | None = None
+) -> list[ConfigIssue]:
+    """Missing prerequisites, blocked quota resets, gateways over the budget, objects sharing an identity (in the
+    whole configuration, also when `platform.scope` narrowed the plan) and what the API server would refuse."""
+    identities = list(dict.fromkeys([*plan.issues, *identity_issues(plan)]))
+    return (
+        preflight(config, plan, observed)
+        + quota_issues(config, plan.outputs["quotaResets"])
+        + gateway_budget_issues(config, plan.outputs.get("gateways", {}))
+        + identities
+        + check_plan(plan, registry)
+    )
