@@ -317,3 +317,12 @@ def test_the_fast_size_of_a_rendered_plan_equals_its_full_serialisation_byte_for
     carrier = wasm_object(built.gateway, built.body(), version)
     assert len(built.action_sets) == 12 * 19 + 4
     assert Measurer().measure(carrier).stored == len(stored_json(carrier).encode("utf-8"))
+
+
+def test_a_planned_policy_not_yet_created_is_the_newest_on_its_level():
+    """Kuadrant orders one level's policies by creation time: the one `up` is about to create comes last."""
+    target = {"targetRef": {"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": "r"}}
+    planned = Policy("TokenRateLimitPolicy", "llm", "a-planned", target)
+    live = Policy("TokenRateLimitPolicy", "llm", "z-live", target, created="2026-01-01T00:00:00Z")
+    found = PolicyIndex([planned, live]).on_path("TokenRateLimitPolicy", ("gw", "g"), "https", ("llm", "r"), "rule-1")
+    assert [p.name for p in found] == ["z-live", "a-planned"]

@@ -60,7 +60,7 @@ from kubernetes.client.exceptions import ApiException
 from ..observe import ObservationError, ObservationRequest, Observed, read_cluster
 from ..observe.reader import AUTH, HTTP_HINTS, Connection, connect
 from ..plan.status import judge, needed, settling
-from ..plan.status.writes import TRANSITION, merge_patch, stamp_conditions, unstamped
+from ..plan.status.writes import merge_patch, restamped, stamp_conditions, transition_times, unstamped
 
 MERGE_PATCH = "application/merge-patch+json"
 FIELD_MANAGER = "maas-pulumi-status"
@@ -353,26 +353,9 @@ def _record(target: dict[str, Any], status: str, transitions: dict[str, str], st
     return record | ({"storedStatus": stored} if stored != status else {})
 
 
-def transition_times(stamped: Mapping[str, Any]) -> dict[str, str]:
-    """Each condition's `lastTransitionTime` by condition type."""
-    conditions = stamped.get("conditions")
-    if not isinstance(conditions, list):
-        return {}
-    return {c["type"]: c[TRANSITION] for c in conditions if _typed(c) and isinstance(c.get(TRANSITION), str)}
-
-
 def applied_status(record: Mapping[str, Any]) -> dict[str, Any]:
     """The status as last stamped: the recorded status, each condition with its recorded transition time."""
-    times, status = record.get("transitions") or {}, decode_status(record["status"])
-    conditions = status.get("conditions")
-    if not isinstance(conditions, list):
-        return dict(status)
-    stamped = [{**c, TRANSITION: times[c["type"]]} if _typed(c) and c["type"] in times else c for c in conditions]
-    return {**status, "conditions": stamped}
-
-
-def _typed(condition: Any) -> bool:
-    return isinstance(condition, Mapping) and isinstance(condition.get("type"), str)
+    return restamped(decode_status(record["status"]), record.get("transitions") or {})
 
 
 class StatusWrites(pulumi.dynamic.Resource):

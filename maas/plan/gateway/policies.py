@@ -139,7 +139,8 @@ class PolicyIndex:
 
     def __init__(self, policies: Iterable[Policy]) -> None:
         self._by_target: dict[tuple[str, str, str, str, str | None], list[Policy]] = defaultdict(list)
-        for policy in sorted(policies, key=lambda p: (p.created, p.namespace, p.name)):
+        # A planned policy not yet created (`created` "") is the newest one once `up` creates it, so it comes last.
+        for policy in sorted(policies, key=lambda p: (p.created == "", p.created, p.namespace, p.name)):
             self._by_target[(policy.kind, *policy.target)].append(policy)
 
     def gateway_targets(self) -> list[tuple[str, str]]:

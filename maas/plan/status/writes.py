@@ -41,6 +41,28 @@ def unstamped(status: Mapping[str, Any]) -> dict[str, Any]:
     return {**status, "conditions": bare}
 
 
+def transition_times(stamped: Mapping[str, Any]) -> dict[str, str]:
+    """Each condition's `lastTransitionTime` by condition type: what `restamped` puts back."""
+    return {
+        c["type"]: c[TRANSITION]
+        for c in _conditions(stamped)
+        if isinstance(c.get("type"), str) and isinstance(c.get(TRANSITION), str)
+    }
+
+
+def restamped(status: Mapping[str, Any], times: Mapping[str, str]) -> dict[str, Any]:
+    """`status` with each condition's recorded transition time put back: the status as it was stamped."""
+    conditions = status.get("conditions")
+    if not isinstance(conditions, list):
+        return dict(status)
+    return {**status, "conditions": [_restamped(condition, times) for condition in conditions]}
+
+
+def _restamped(condition: Any, times: Mapping[str, str]) -> Any:
+    typed = isinstance(condition, Mapping) and isinstance(condition.get("type"), str)
+    return {**condition, TRANSITION: times[condition["type"]]} if typed and condition["type"] in times else condition
+
+
 def merge_patch(status: Mapping[str, Any], previous: Mapping[str, Any] | None) -> dict[str, Any]:
     """`status` plus null for every field `previous` set and `status` drops, so the merge patch removes it."""
     dropped = {key: None for key in (previous or {}) if key not in status}

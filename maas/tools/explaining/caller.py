@@ -72,7 +72,7 @@ def _authorization_lines(report: Report, result: Trace) -> None:
     report.add(f"authorization on {objects.model.key} (every rule that applies must pass):")
     if objects.route_auth is None:
         report.add("the model has no AuthPolicy of its own (no maas:authPolicies entry references it)", 1)
-    width = max(len(f"{rule.policy} {rule.name}") for rule in result.rules)
+    width = max((len(f"{rule.policy} {rule.name}") for rule in result.rules), default=0)
     for rule in result.rules:
         report.add(f"{f'{rule.policy} {rule.name}'.ljust(width)}  {rule.kind:<15}  {rule.outcome}", 1)
     if result.allowed is None:
