@@ -1,17 +1,14 @@
-"""The Pulumi layer: one explicit Kubernetes provider, one component per tenant, model and the shared platform,
-and one status write resource per component.
+"""The Pulumi layer: one explicit Kubernetes provider, one component per group of owners (`maas.plan.grouping`:
+a tenant with its subscriptions and auth policies, a model, the shared platform), and one status write resource
+per component.
 
-Nothing is computed here; every object arrives complete from `maas.plan`. The plan groups objects by the entry
-they come from (`Owner`: Platform, Tenant, Model, Subscription, AuthPolicy), which stack outputs and checks use;
-here a subscription's and an auth policy's objects join their tenant's component, because every registered
-resource costs the engine about as much as a Kubernetes object and a component per subscription nearly doubled
-their number. Their `aliases` are the URNs they had under a component of their own, so Pulumi moves them instead
-of replacing them.
+Nothing is computed here; every object arrives complete from `maas.plan`. Objects whose owner joined its tenant's
+component carry `aliases`: the URNs they had under a component of their own, so Pulumi moves them instead of
+replacing them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -20,10 +17,10 @@ import pulumi_kubernetes as k8s
 from .. import naming
 from ..config import MaasConfig, PlatformConfig
 from ..plan.desired import Desired, Owner, Plan, object_identity
+from ..plan.grouping import Group, component_groups
 from .status_writer import StatusWrites, status_inputs, status_target
 
 COMPONENT_TYPE = "maas:index:{kind}"
-UNDER_TENANT = {"Subscription": "subscriptions", "AuthPolicy": "authPolicies"}  # owner kind -> output key
 
 
 def type_token(api_version: str, kind: str) -> str:
@@ -36,42 +33,6 @@ class KubernetesObject(pulumi.CustomResource):
 
     def __init__(self, desired: Desired, opts: pulumi.ResourceOptions) -> None:
         super().__init__(type_token(desired.api_version, desired.kind), desired.logical_name, desired.body, opts)
-
-
-@dataclass
-class Group:
-    """The owners one component registers: a tenant with its subscriptions and auth policies, a model, the
-    platform."""
-
-    kind: str
-    name: str
-    owners: list[Owner] = field(default_factory=list)
-
-    def outputs(self) -> dict[str, Any]:
-        """The component's own owner's outputs, plus `subscriptions` and `authPolicies` by entry key."""
-        merged: dict[str, Any] = {}
-        for owner in self.owners:
-            if owner.kind == self.kind:
-                merged.update(owner.outputs)
-            elif owner.outputs:
-                merged.setdefault(UNDER_TENANT[owner.kind], {})[owner.name] = owner.outputs
-        return merged
-
-
-def component_groups(plan: Plan, config: MaasConfig) -> list[Group]:
-    """The plan's owners by component, in a stable order: subscriptions and auth policies under the tenant whose
-    namespace they live in (the configuration guarantees one), everything else under its own owner."""
-    tenants = {tenant.namespace: tenant.name for tenant in config.tenants}
-    groups: dict[tuple[str, str], Group] = {}
-    for owner in plan.owners:
-        key = ("Tenant", tenants[_namespace(owner)]) if owner.kind in UNDER_TENANT else (owner.kind, owner.name)
-        groups.setdefault(key, Group(*key)).owners.append(owner)
-    return [groups[key] for key in sorted(groups)]
-
-
-def _namespace(owner: Owner) -> str:
-    """A subscription's or an auth policy's namespace: owners are named by entry key, `namespace/name`."""
-    return owner.name.partition("/")[0]
 
 
 class OwnerComponent(pulumi.ComponentResource):

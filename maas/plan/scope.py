@@ -28,6 +28,7 @@ from .. import naming
 from ..config import MaasConfig
 from .checks.identities import identity_issues
 from .desired import Desired, Owner, Plan, object_identity
+from .grouping import UNDER_TENANT
 
 ALL = "all"
 PLATFORM = "platform"
@@ -66,7 +67,7 @@ class Scopes:
             return tenant_scope(owner.name)
         if owner.kind == "Model":
             return self.of_model(owner.name, owner.objects)
-        if owner.kind in ("Subscription", "AuthPolicy"):
+        if owner.kind in UNDER_TENANT:
             return self.of_entry(owner.name)
         raise ValueError(f"owner kind {owner.kind!r} has no scope; add it to maas/plan/scope.py")
 

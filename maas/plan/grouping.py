@@ -1,0 +1,51 @@
+"""Which component registers which owners: the plan groups objects by the entry they come from (`Owner`:
+Platform, Tenant, Model, Subscription, AuthPolicy), which stack outputs and checks use; a component holds a
+tenant with its subscriptions and auth policies, a model, or the platform, because every registered resource
+costs the engine about as much as a Kubernetes object and a component per subscription nearly doubled their number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import MaasConfig
+from .desired import Owner, Plan
+
+UNDER_TENANT = {"Subscription": "subscriptions", "AuthPolicy": "authPolicies"}  # owner kind -> output key
+
+
+@dataclass
+class Group:
+    """The owners one component registers: a tenant with its subscriptions and auth policies, a model, the
+    platform."""
+
+    kind: str
+    name: str
+    owners: list[Owner] = field(default_factory=list)
+
+    def outputs(self) -> dict[str, Any]:
+        """The component's own owner's outputs, plus `subscriptions` and `authPolicies` by entry key."""
+        merged: dict[str, Any] = {}
+        for owner in self.owners:
+            if owner.kind == self.kind:
+                merged.update(owner.outputs)
+            elif owner.outputs:
+                merged.setdefault(UNDER_TENANT[owner.kind], {})[owner.name] = owner.outputs
+        return merged
+
+
+def component_groups(plan: Plan, config: MaasConfig) -> list[Group]:
+    """The plan's owners by component, in a stable order: subscriptions and auth policies under the tenant whose
+    namespace they live in (the configuration guarantees one), everything else under its own owner."""
+    tenants = {tenant.namespace: tenant.name for tenant in config.tenants}
+    groups: dict[tuple[str, str], Group] = {}
+    for owner in plan.owners:
+        key = ("Tenant", tenants[_namespace(owner)]) if owner.kind in UNDER_TENANT else (owner.kind, owner.name)
+        groups.setdefault(key, Group(*key)).owners.append(owner)
+    return [groups[key] for key in sorted(groups)]
+
+
+def _namespace(owner: Owner) -> str:
+    """A subscription's or an auth policy's namespace: owners are named by entry key, `namespace/name`."""
+    return owner.name.partition("/")[0]
