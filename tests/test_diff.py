@@ -18,7 +18,7 @@ from maas.tools.cli import main
 from maas.tools.diffing.access import access_changes, subjects_of
 from maas.tools.diffing.fields import clauses, field_changes
 from maas.tools.diffing.formats import markdown
-from maas.tools.diffing.limits import LimitChange
+from maas.tools.diffing.limits import LimitChange, limits
 from maas.tools.diffing.review import Review, review
 from maas.tools.diffing.sides import Side
 from tests.conftest import ROOT
@@ -458,3 +458,17 @@ def test_diffing_is_linear_enough_for_a_thousand_subscriptions():
     assert time.perf_counter() - started < 2.0  # about 0.05 s; a quadratic step would take minutes
     assert [c.title for c in result.objects] == ["~ TokenRateLimitPolicy llm/p"]
     assert result.objects[0].fields[1:] == (f"  - {clause(1500)}",)
+
+
+def test_a_limit_the_policy_does_not_hold_is_shown_missing_never_unlimited():
+    """An opted-out or hand-edited policy may lack the limit a subscription's output names: a reviewer must not
+    read that as an unlimited subscription."""
+    outputs = {
+        "models": {"llm/granite": {"tokenRateLimitPolicy": "llm/maas-trlp-granite"}},
+        "subscriptions": {"ns/gold": {"models": {"llm/granite": {"limit": "tokens-1000-per-1m"}}}},
+    }
+    policy = {"spec": {"limits": {"tokens-unlimited": {"when": [{"predicate": "true"}]}}}}
+    held = Side({("TokenRateLimitPolicy", "llm", "maas-trlp-granite"): policy}, outputs)
+    assert limits(held) == {("ns/gold", "llm/granite"): "missing"}
+    unlimited = {"subscriptions": {"ns/gold": {"models": {"llm/granite": {"limit": "tokens-unlimited"}}}}}
+    assert limits(Side(held.objects, {**outputs, **unlimited})) == {("ns/gold", "llm/granite"): "unlimited"}

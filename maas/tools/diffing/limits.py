@@ -11,6 +11,7 @@ from ...observe.fields import int_at, items_at, mapping_at, text_at
 from .sides import Side
 
 NONE = "none"  # the subscription has no limit on that model on this side
+MISSING = "missing"
 UNLIMITED = "unlimited"
 
 
@@ -52,5 +53,9 @@ def _policy_limit(side: Side, policy: str, limit: str) -> Mapping[str, Any]:
 
 
 def _rates(limit: Mapping[str, Any]) -> str:
+    """`1000/1m, ...`; `unlimited` for a rendered limit without rates; `missing` when the policy lacks the limit
+    the subscription's output names (an opted-out or hand-edited policy): never shown as unlimited."""
+    if not limit:
+        return MISSING
     rates = [f"{int_at(rate, 'limit', default=0)}/{text_at(rate, 'window')}" for rate in items_at(limit, "rates")]
     return ", ".join(rates) or UNLIMITED
