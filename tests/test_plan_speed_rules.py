@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import cProfile
 import pstats
+import subprocess
+import sys
 
 from maas.config import load_config
 from maas.observe import Observed
 from maas.plan.build import build_plan
+from tests.conftest import ROOT
 
 MODELS = 20
 RATES = [[{"limit": 1000, "window": "1m"}], [{"limit": 50000, "window": "1h"}, {"limit": 2000, "window": "1m"}]]
@@ -51,6 +54,14 @@ def configuration(subscriptions: int) -> dict:
 
 
 def calls(subscriptions: int) -> int:
+    """Counted in a fresh process: the plan's memoised validators must start cold at every size, whatever earlier
+    tests left in them, or the difference between two sizes depends on the order tests run in."""
+    script = f"from tests.test_plan_speed_rules import counted; print(counted({subscriptions}))"
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    return int(result.stdout)
+
+
+def counted(subscriptions: int) -> int:
     raw = configuration(subscriptions)
     profiler = cProfile.Profile()
     profiler.runcall(lambda: build_plan(load_config(raw), Observed.nothing()))
