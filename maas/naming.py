@@ -46,6 +46,14 @@ EXTERNAL_PORT_ANNOTATION = "maas.opendatahub.io/port"
 EXTERNAL_TLS_ANNOTATION = "maas.opendatahub.io/tls"
 UNLIMITED_MODELS_ANNOTATION = "maas.opendatahub.io/unlimited-model-refs"
 MODEL_NAME_HEADER = "X-Gateway-Model-Name"
+# First path segments that are not a model namespace: the gateway takes `/{ns}/{name}/...` as model `ns/name`
+# except under these (maas-api's own paths, the OpenAI-style `/v1/...` of body-routed requests, KServe's
+# `/publishers/{ns}/models/{name}/...`), so no model or route may live in a namespace of that name.
+RESERVED_FIRST_SEGMENTS = ("maas-api", "publishers", "v1")
+# Namespaces of the cluster itself (Kubernetes and OpenShift): maas-api may not run there, and a
+# `{service}.{namespace}` endpoint names a Service there.
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+SYSTEM_PREFIXES = ("kube-", "openshift-")
 # Kinds whose status this program writes, with their API resource (plural) for the `/status` subresource.
 STATUS_RESOURCES = {
     "MaaSModelRef": "maasmodelrefs",
@@ -70,6 +78,11 @@ def trlp_name(model: str) -> str:
 
 def model_auth_policy_name(model: str) -> str:
     return f"maas-auth-{model}"
+
+
+def kserve_model_header(namespace: str, served_model: str) -> str:
+    """The `X-Gateway-Model-Name` value KServe's route of an LLMInferenceService matches (its publisher path)."""
+    return f"publishers/{namespace}/models/{served_model}"
 
 
 def llmisvc_route_name(backend: str) -> str:
@@ -138,8 +151,14 @@ MAAS_API_PATHS = ("/v1/models", "/v1/subscriptions", "/v1/api-keys", "/maas-api"
 PAYLOAD_PROCESSING = "payload-processing"
 PAYLOAD_PRE_PROCESSING = "payload-pre-processing"
 PAYLOAD_PROCESSING_READER = "payload-processing-reader"
+# The ClusterRole reading Secrets, and (`[-{tenant}]`) the RoleBindings to it in each namespace holding a tenant's
+# ExternalModels: the tenant's payload processor reads the credential Secrets there, and only there.
+PAYLOAD_CREDENTIALS_READER = "payload-processing-credentials"
 PAYLOAD_PLUGINS = "payload-processing-plugins"
 SERVICE_CA_CONFIGMAP = "openshift-service-ca.crt"
+# Where OpenShift mounts that ConfigMap's `service-ca.crt` in every pod that mounts its ServiceAccount token (the
+# projected `kube-api-access-*` volume), Istio's gateway pods included.
+SERVICE_CA_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt"
 MAAS_DB_SECRET = "maas-db-config"  # maas-api's database connection, provided by operators in the infra namespace
 
 PAYLOAD_PROCESSING_TYPE_ANNOTATION = "maas.opendatahub.io/payload-processing-type"
@@ -156,6 +175,11 @@ def for_tenant(base: str, tenant: str) -> str:
 def payload_plugins_name(tenant: str) -> str:
     """The tenant's plugins ConfigMap in the gateway namespace (the Praxis migration reads it live)."""
     return for_tenant(PAYLOAD_PLUGINS, tenant)
+
+
+def payload_credentials_reader_name(tenant: str) -> str:
+    """One per tenant in each model namespace: two tenants' ExternalModels may share a namespace."""
+    return for_tenant(PAYLOAD_CREDENTIALS_READER, tenant)
 
 
 def maas_api_name(tenant: str) -> str:

@@ -9,8 +9,9 @@ never stamped (pre-3.6); llama's 50000/1h rate set mixes them, so it is split in
 
 The gateway AuthPolicies are the one thing not written out: this program's gateway policy deliberately differs
 from upstream's (README, "What differs from the upstream controller"), so they are this program's rendering of
-the two tenants, relabelled as the controller's. What the round trip checks for them is that the importer gets
-back every input they depend on (Gateways, OIDC, the infra namespace).
+the two tenants, relabelled as the controller's (OIDC callers named as the controller names them). What the round
+trip checks for them is that the importer gets back every input they depend on (Gateways, OIDC, the infra
+namespace).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from maas.observe import ObjectRef, Observed
 from maas.observe.scope import IMPORTED_KINDS, what_to_import
 from maas.plan.policies.access import model_access_predicate
 from maas.plan.policies.gateway_auth import gateway_auth_policy
+from maas.tools.importing.tenants import UPSTREAM_OIDC_NAMES
 
 MAAS = "maas.opendatahub.io/v1alpha1"
 DEFAULT = "models-as-a-service"
@@ -557,7 +559,11 @@ def gateway_auth_policies() -> list[dict[str, Any]]:
     tenants = {
         "tenants": [
             {"name": DEFAULT},
-            {"name": "redteam", "gateway": {"name": "redteam-gateway"}, "oidc": REDTEAM_OIDC},
+            {
+                "name": "redteam",
+                "gateway": {"name": "redteam-gateway"},
+                "oidc": {**REDTEAM_OIDC, **UPSTREAM_OIDC_NAMES},
+            },
         ]
     }
     config = load_config(tenants)

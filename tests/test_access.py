@@ -163,10 +163,45 @@ def test_dev_policy_aggregates_every_contributing_auth_policy(dev_config):
                     },
                     "metrics": False,
                     "priority": 0,
-                }
+                },
+                "subscription-for-model": {
+                    "patternMatching": {
+                        "patterns": [
+                            {
+                                "predicate": 'has(auth.metadata) && "subscription-info" in auth.metadata && '
+                                'has(auth.metadata["subscription-info"].resolvedModel) && '
+                                'auth.metadata["subscription-info"].resolvedModel == "llm/granite-7b"'
+                            }
+                        ]
+                    },
+                    "metrics": False,
+                    "priority": 0,
+                },
             }
         },
     }
+
+
+@pytest.mark.parametrize(
+    ("resolved", "admitted"), [("llm/granite-7b", True), ("ext-a/cheap", False), ("", False), (None, False)]
+)
+def test_a_model_admits_only_a_subscription_selected_for_it(dev_config, resolved, admitted):
+    """The gateway may route a request to another model's rule than the one maas-api selected for: the model's
+    own policy then refuses the subscription (issue 17: model A's subscription spent on model B)."""
+    body = access.plan_model_access(dev_config).policies["llm/granite-7b"]
+    rule = body["spec"]["rules"]["authorization"]["subscription-for-model"]
+    selection = {"name": "premium", "namespace": "models-as-a-service"}
+    if resolved is not None:
+        selection["resolvedModel"] = resolved
+    context = cel.request(metadata={"subscription-info": selection})
+    assert cel.matches(rule["patternMatching"]["patterns"][0]["predicate"], context) is admitted
+
+
+def test_without_a_selection_the_model_admits_nobody(dev_config):
+    body = access.plan_model_access(dev_config).policies["llm/granite-7b"]
+    predicate = body["spec"]["rules"]["authorization"]["subscription-for-model"]["patternMatching"]["patterns"][0]
+    assert cel.matches(predicate["predicate"], cel.request()) is False
+    assert cel.matches(predicate["predicate"], cel.request(metadata={"apiKeyValidation": {}})) is False
 
 
 def test_policy_lives_in_the_route_namespace_and_targets_the_route():
@@ -185,9 +220,13 @@ def test_external_model_policy_targets_its_maas_route(dev_config):
     assert body["spec"]["targetRef"]["name"] == "maas-gpt-4o"
 
 
-def test_model_without_auth_policy_gets_no_policy():
+def test_a_model_without_auth_policy_gets_a_policy_that_admits_nobody():
+    """Without one, whatever path or header leads to its route would meet only the gateway's rules."""
     result = plan_access({"models": [model("a"), model("b")], "authPolicies": [auth_policy("p", ["a"], users=["u"])]})
-    assert list(result.policies) == ["llm/a"]
+    assert list(result.policies) == ["llm/a", "llm/b"]
+    rules = result.policies["llm/b"]["spec"]["rules"]["authorization"]
+    assert rules["model-access"]["patternMatching"]["patterns"] == [{"predicate": "false"}]
+    assert result.policies["llm/b"]["metadata"]["annotations"] == {"maas.opendatahub.io/auth-policies": ""}
 
 
 def test_missing_model_warns_and_contributes_nothing():
@@ -230,7 +269,7 @@ def test_outputs_say_who_is_admitted_and_by_which_policies(dev_config):
 
 def test_outputs_of_an_ungoverned_model_admit_nobody():
     plan = build_plan(load_config({"models": [model("a")]}), Observed.nothing())
-    assert plan.outputs["models"]["llm/a"]["access"] == {"authPolicy": None, "groups": {}, "users": {}}
+    assert plan.outputs["models"]["llm/a"]["access"] == {"authPolicy": "llm/maas-auth-a", "groups": {}, "users": {}}
 
 
 def test_tenant_outputs_name_the_gateway_policies(dev_config):
@@ -351,11 +390,13 @@ def test_per_model_policy_follows_its_auth_policies(dev_raw):
         granite["metadata"]["annotations"]["maas.opendatahub.io/auth-policies"] == "models-as-a-service/premium-access"
     )
     dev_raw["authPolicies"] = [p for p in dev_raw["authPolicies"] if p["name"] != "premium-access"]
-    remaining = registrations(render(dev_raw), AUTH_POLICY)
-    assert not {"llm/maas-auth-granite-7b", "llm/maas-auth-llama-3-8b", "external-models/maas-auth-gpt-4o"} & set(
-        remaining
-    )
-    assert "redteam-models/maas-auth-qwen-coder" in remaining
+    policies = objects_of(render(dev_raw), "AuthPolicy")
+    for name in ("llm/maas-auth-granite-7b", "llm/maas-auth-llama-3-8b", "external-models/maas-auth-gpt-4o"):
+        assert policies[name]["metadata"]["annotations"]["maas.opendatahub.io/auth-policies"] == ""
+        model_access = policies[name]["spec"]["rules"]["authorization"]["model-access"]
+        assert model_access["patternMatching"]["patterns"] == [{"predicate": "false"}]
+    qwen = policies["redteam-models/maas-auth-qwen-coder"]["metadata"]["annotations"]
+    assert qwen["maas.opendatahub.io/auth-policies"] == "ai-tenant-redteam/redteam-access"
 
 
 def test_removing_a_model_removes_its_policy_and_warns_about_the_reference(dev_raw):
@@ -395,7 +436,7 @@ def test_unmanaged_auth_policies_are_kept_but_never_changed_or_deleted(dev_raw):
 
 
 def test_unmanaged_auth_policy_without_source_warns_that_it_is_orphaned(dev_raw):
-    dev_raw["authPolicies"] = [p for p in dev_raw["authPolicies"] if p["name"] != "premium-access"]
+    dev_raw["models"] = [m for m in dev_raw["models"] if m["name"] != "gpt-4o"]
     dev_raw["unmanaged"] = [{"kind": "AuthPolicy", "namespace": "external-models", "name": "maas-auth-gpt-4o"}]
     plan = build_plan(load_config(dev_raw), Observed.nothing())
     assert "external-models/maas-auth-gpt-4o" not in {obj.logical_name for obj in plan.objects()}

@@ -687,3 +687,143 @@ def test_validated_config_is_immutable():
     config = load_config(BASE)
     with pytest.raises(Exception, match="frozen"):
         config.subscriptions[0].priority = 3
+
+
+# ------------------------------------------------------------------ reserved first path segments (issue 17)
+
+RESERVED_TEXT = (
+    "is a first path segment the gateway reserves (/v1/ and /maas-api/ are the platform's paths, /publishers/ "
+    "KServe's), so the gateway would never route a request to a model there, or the model would capture other "
+    "models' requests; use another namespace"
+)
+
+
+def kserve(name: str, namespace: str = "llm", backend: str | None = None) -> dict:
+    return {"name": name, "namespace": namespace, "modelRef": {"kind": "LLMInferenceService", "name": backend or name}}
+
+
+def external_model(name: str, target: str, namespace: str = "ext", **fields) -> dict:
+    return {
+        "name": name,
+        "namespace": namespace,
+        "modelRef": {"kind": "ExternalModel", "name": name},
+        "external": {
+            "provider": "openai",
+            "targetModel": target,
+            "endpoint": "api.openai.com",
+            "credentialRef": {"name": "k"},
+        },
+        **fields,
+    }
+
+
+@pytest.mark.parametrize("namespace", ["v1", "maas-api", "publishers"])
+def test_a_model_namespace_that_is_a_reserved_first_path_segment_is_refused(namespace):
+    assert errors_of({"models": [kserve("granite", namespace)]}) == [
+        f"maas:models[0] ({namespace}/granite).namespace: '{namespace}' {RESERVED_TEXT}"
+    ]
+
+
+@pytest.mark.parametrize("namespace", ["v1", "maas-api", "publishers"])
+def test_a_route_namespace_that_is_a_reserved_first_path_segment_is_refused(namespace):
+    model = {**kserve("granite"), "route": {"name": "granite-route", "namespace": namespace}}
+    assert errors_of({"models": [model]}) == [
+        f"maas:models[0] (llm/granite).route.namespace: '{namespace}' {RESERVED_TEXT}"
+    ]
+
+
+def test_an_external_model_in_a_reserved_namespace_is_refused():
+    assert errors_of({"models": [external_model("gpt", "gpt-4o", namespace="v1")]}) == [
+        f"maas:models[0] (v1/gpt).namespace: 'v1' {RESERVED_TEXT}"
+    ]
+
+
+def test_namespaces_that_only_resemble_a_reserved_segment_are_accepted():
+    config = load_config({"models": [kserve("a", "v2"), kserve("b", "publisher"), kserve("c", "maas-api-models")]})
+    assert [m.namespace for m in config.models] == ["v2", "publisher", "maas-api-models"]
+
+
+# ---------------------------------------------------------------------- one routing header per model and Gateway
+
+CLASH = (
+    "Gateway API would send every body-routed request for it to only one of the two routes, so give one model "
+    "another value or serve it on another tenant's Gateway"
+)
+PUBLISHER_FORM = (
+    "has the publishers/<ns>/models/<name> form, which is KServe's routing header for LLMInferenceServices; use "
+    "the provider's own model name"
+)
+
+
+def test_two_external_models_with_one_target_model_on_one_gateway_are_refused_naming_both():
+    raw = {"models": [external_model("gpt-a", "gpt-4o"), external_model("gpt-b", "gpt-4o")]}
+    assert errors_of(raw) == [
+        "maas:models[1] (ext/gpt-b).external.targetModel: X-Gateway-Model-Name 'gpt-4o' is already the routing "
+        f"header of maas:models[0] (ext/gpt-a) on Gateway openshift-ingress/maas-default-gateway; {CLASH}"
+    ]
+
+
+def test_one_target_model_on_two_tenants_gateways_is_accepted():
+    raw = {
+        "tenants": [{"name": "models-as-a-service"}, {"name": "redteam"}],
+        "models": [external_model("gpt-a", "gpt-4o"), external_model("gpt-b", "gpt-4o", tenant="redteam")],
+    }
+    assert [m.external.targetModel for m in load_config(raw).models] == ["gpt-4o", "gpt-4o"]
+
+
+def test_target_models_are_compared_exactly_as_gateway_api_matches_header_values():
+    """Header match type Exact is case-sensitive on values: `GPT-4o` and `gpt-4o` are two headers."""
+    raw = {"models": [external_model("gpt-a", "gpt-4o"), external_model("gpt-b", "GPT-4o")]}
+    assert [m.external.targetModel for m in load_config(raw).models] == ["gpt-4o", "GPT-4o"]
+
+
+def test_two_kserve_models_serving_one_name_in_one_namespace_are_refused():
+    first = {**kserve("granite"), "modelAlias": "granite-7b"}
+    second = {**kserve("granite-copy", backend="granite-v2"), "modelAlias": "granite-7b"}
+    assert errors_of({"models": [first, second]}) == [
+        "maas:models[1] (llm/granite-copy).modelAlias: X-Gateway-Model-Name 'publishers/llm/models/granite-7b' is "
+        f"already the routing header of maas:models[0] (llm/granite) on Gateway "
+        f"openshift-ingress/maas-default-gateway; {CLASH}"
+    ]
+
+
+def test_two_kserve_models_of_one_backend_with_their_own_routes_are_refused():
+    first = {**kserve("granite"), "route": {"name": "granite-a"}}
+    second = {**kserve("granite-b", backend="granite"), "route": {"name": "granite-b"}}
+    assert errors_of({"models": [first, second]}) == [
+        "maas:models[1] (llm/granite-b).modelRef.name: X-Gateway-Model-Name 'publishers/llm/models/granite' is "
+        "already the routing header of maas:models[0] (llm/granite) on Gateway "
+        f"openshift-ingress/maas-default-gateway; {CLASH}"
+    ]
+
+
+def test_one_served_name_in_two_namespaces_is_two_headers():
+    raw = {
+        "models": [{**kserve("a", "llm"), "modelAlias": "granite"}, {**kserve("b", "llm2"), "modelAlias": "granite"}]
+    }
+    assert len(load_config(raw).models) == 2
+
+
+def test_an_external_model_taking_a_kserve_models_header_is_refused_at_the_external_model():
+    """Reported at the ExternalModel even when it comes first: the KServe model's header is KServe's."""
+    raw = {"models": [external_model("gpt", "publishers/llm/models/granite"), kserve("granite")]}
+    assert errors_of(raw) == [
+        "maas:models[0] (ext/gpt).external.targetModel: X-Gateway-Model-Name 'publishers/llm/models/granite' is "
+        "already the routing header of maas:models[1] (llm/granite) on Gateway "
+        f"openshift-ingress/maas-default-gateway; {CLASH}"
+    ]
+
+
+@pytest.mark.parametrize("target", ["publishers/llm/models/granite", "publishers/x/models/meta-llama/Llama-3"])
+def test_an_external_model_in_kserves_publisher_form_is_refused_without_a_clash(target):
+    """An LLMInferenceService added later would take the header; refused before that can happen."""
+    assert errors_of({"models": [external_model("gpt", target)]}) == [
+        f"maas:models[0] (ext/gpt).external.targetModel: '{target}' {PUBLISHER_FORM}"
+    ]
+
+
+@pytest.mark.parametrize(
+    "target", ["publishers/gpt-4o", "Publishers/llm/models/granite", "openai/publishers/x/models/y"]
+)
+def test_a_target_model_that_is_not_exactly_kserves_form_is_accepted(target):
+    assert load_config({"models": [external_model("gpt", target)]}).models[0].external.targetModel == target

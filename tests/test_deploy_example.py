@@ -135,7 +135,11 @@ def needed_for_rbac(rendering: Rendering) -> set[Grant]:
     """`escalate` on each ClusterRole the program writes and `bind` on each one it binds, by name."""
     bodies = rendering.objects()
     roles = {(RBAC, "clusterroles", "escalate", b["metadata"]["name"]) for b in bodies if b["kind"] == "ClusterRole"}
-    bound = {(RBAC, "clusterroles", "bind", b["roleRef"]["name"]) for b in bodies if b["kind"] == "ClusterRoleBinding"}
+    bound = {
+        (RBAC, "clusterroles", "bind", b["roleRef"]["name"])
+        for b in bodies
+        if b["kind"] == "ClusterRoleBinding" or (b["kind"] == "RoleBinding" and b["roleRef"]["kind"] == "ClusterRole")
+    }
     return roles | bound
 
 

@@ -175,7 +175,10 @@ def test_a_caller_in_two_subscriptions_without_a_header_gets_the_ambiguity(selec
         f"{NS}/gold, {NS}/silver; maas-api does not choose (send X-MaaS-Subscription: one of them)"
     ) in text
     assert '"error": "multiple_subscriptions"' in text
-    assert "decision: DENIED by require-group-membership, subscription-valid: 403 'user has access to multiple" in text
+    assert (
+        "decision: DENIED by require-group-membership, subscription-valid, subscription-for-model: 403 'user has "
+        "access to multiple"
+    ) in text
     assert "not reached: the request is denied before rate limiting" in text
     assert report.problems == []
 
@@ -225,8 +228,8 @@ def test_a_degraded_subscription_with_a_ready_limit_status_is_selected(selection
 
 def test_a_policy_that_matches_no_limit_is_a_bug_signal(selection, monkeypatch, capsys):
     tampered = load_world(SELECTION, "explain-selection", None)
-    limits = tampered.object("TokenRateLimitPolicy", "llm/maas-trlp-granite")["spec"]["limits"]
-    limits["tokens-1000-per-1m"]["when"] = [{"predicate": "false"}]
+    (policy,) = [obj for obj in tampered.plan.objects() if obj.logical_name == "llm/maas-trlp-granite"]
+    policy.body["spec"]["limits"]["tokens-1000-per-1m"]["when"] = [{"predicate": "false"}]
     monkeypatch.setattr(explaining, "load_world", lambda *_: tampered)
     status, out, err = run(
         capsys,
@@ -276,7 +279,7 @@ def live(name: str, phase: str, limits_ready: bool | None = None, identity: str 
 
 def select(*subscriptions: maasapi.LiveSubscription, requested: str = "") -> dict:
     request = {"groups": ["g"], "username": "u", "requestedSubscription": requested, "requestedModel": "llm/m"}
-    return maasapi.select(request, subscriptions, []).answer
+    return maasapi.select(request, subscriptions, [], maasapi.ModelIndex(frozenset({"llm/m"}))).answer
 
 
 @pytest.mark.parametrize("phase", ["Pending", "Failed", ""])

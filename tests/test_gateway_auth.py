@@ -11,6 +11,7 @@ import yaml
 from maas import crdschema
 from maas.config import ConfigError, load_config
 from maas.plan.policies import gateway_auth
+from maas.plan.policies.upstream_text import as_written_here
 from maas.tools import cel
 
 UPSTREAM = Path(__file__).parent / "data" / "upstream_gateway_auth.yaml"
@@ -59,8 +60,9 @@ def when(rule: dict) -> str:
 
 
 def upstream_with_our_deltas() -> dict:
-    """The upstream policy plus exactly the documented differences (labels, merge strategy, 3.6 additions)."""
-    expected = yaml.safe_load(UPSTREAM.read_text())
+    """The upstream policy plus exactly the documented differences (labels, merge strategy, 3.6 additions, the
+    spellings `upstream_text.py` rewrites: the model identity, issue 17)."""
+    expected = as_written_here(yaml.safe_load(UPSTREAM.read_text()))
     expected["metadata"]["labels"] = {
         "app.kubernetes.io/managed-by": "pulumi",
         "app.kubernetes.io/part-of": "maas-gateway-auth",
@@ -89,7 +91,18 @@ def upstream_with_our_deltas() -> dict:
         "metrics": False,
         "priority": 0,
     }
+    # Issue 17: X-MaaS-Group joins only group names that need no JSON escaping (the TokenReview and API-key
+    # branches; upstream's OIDC branch already did).
+    headers = success["headers"]
+    for header, groups in (("X-MaaS-Group-Token", "auth.identity.user.groups"), ("X-MaaS-Group", KEY_GROUPS)):
+        safe = f"{groups}.filter(g, g.matches('^[A-Za-z0-9:._/-]+$'))"
+        text = headers[header]["plain"]["expression"]
+        text = text.replace(f"size({groups}) > 0", f"size({safe}) > 0").replace(f"{groups}.join", f"{safe}.join")
+        headers[header]["plain"]["expression"] = text
     return expected
+
+
+KEY_GROUPS = "auth.metadata.apiKeyValidation.groups"
 
 
 # ------------------------------------------------------------------------------------------ upstream parity
@@ -193,11 +206,12 @@ def test_vector_17_oidc_rules(ttl):
     safe = r["authorization"]["oidc-groups-safe"]
     assert "^[A-Za-z0-9:._/-]+$" in safe["opa"]["rego"] and "unsafe_group" in safe["opa"]["rego"]
     assert "has(auth.identity.groups)" in when(safe)
+    # Issue 17: upstream's rule name, but every OIDC identity must be the client's, not only one with `azp`
+    # (tests/test_gateway_identity.py evaluates it).
     bound = r["authorization"]["oidc-client-bound"]
-    assert bound["patternMatching"]["patterns"] == [
-        {"selector": "auth.identity.azp", "operator": "eq", "value": "my-maas-client"}
-    ]
-    assert "has(auth.identity.azp)" in when(bound)
+    (pattern,) = bound["patternMatching"]["patterns"]
+    assert pattern["predicate"].startswith('has(auth.identity.azp) ? auth.identity.azp == "my-maas-client" : ')
+    assert when(bound).endswith("&& has(auth.identity.iss)") and "has(auth.identity.azp)" not in when(bound)
     assert "Bearer [^.]+\\\\.[^.]+\\\\.[^.]+" in when(bound)
 
 
@@ -498,10 +512,7 @@ def test_default_deny_limits_every_model_path_to_zero_per_minute():
     limit = limits["deny-all-by-default"]
     assert limit["rates"] == [{"limit": 0, "window": "1m"}]
     assert limit["counters"] == [{"expression": "auth.identity.userid"}]
-    assert when(limit) == (
-        '!request.path.startsWith("/maas-api") && !request.path.startsWith("/v1/models") && '
-        '!request.path.startsWith("/v1/subscriptions") && !request.path.startsWith("/v1/api-keys")'
-    )
+    assert when(limit) == "!request.url_path.matches('^(/maas-api|/v1/models|/v1/subscriptions|/v1/api-keys)(/|$)')"
 
 
 @pytest.mark.parametrize(
@@ -513,6 +524,9 @@ def test_default_deny_limits_every_model_path_to_zero_per_minute():
         ("/v1/models", False),
         ("/v1/subscriptions", False),
         ("/v1/api-keys/abc", False),
+        ("/v1/modelsX/llm/x", True),
+        ("/maas-apiX/steal", True),
+        ("/llm/granite-7b/v1/chat/completions?next=/v1/models", True),
     ],
 )
 def test_default_deny_exempts_platform_paths(path, denied):

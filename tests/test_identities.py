@@ -113,14 +113,14 @@ NAMES = ["api", "maas-api", "default-tenant", "x", "payload-processing", "route"
 def configurations(draw):
     tenants = draw(st.lists(st.sampled_from(TENANTS), min_size=1, max_size=3, unique=True))
     models = []
-    for _ in range(draw(st.integers(1, 5))):
+    for index in range(draw(st.integers(1, 5))):
         name, backend = draw(st.sampled_from(NAMES)), draw(st.sampled_from(NAMES))
         model = {"name": name, "namespace": draw(st.sampled_from(NAMESPACES)), "tenant": draw(st.sampled_from(tenants))}
         if draw(st.booleans()):
             model["modelRef"] = {"kind": "ExternalModel", "name": backend}
             model["external"] = {
                 "provider": "p",
-                "targetModel": "t",
+                "targetModel": f"t{index}",  # one routing header per model (a shared one is refused)
                 "endpoint": "h.example.com",
                 "credentialRef": {"name": "k"},
             }

@@ -43,6 +43,8 @@ IPP_OBJECTS = {
     ("ConfigMap", f"{GW_NS}/{PLUGINS}"),
     ("ClusterRoleBinding", "payload-processing-reader-x"),
 }
+# IPP's read access to the credential Secrets of the tenant's ExternalModels (all of them in x-models here).
+CREDENTIAL_READERS = {("RoleBinding", "x-models/payload-processing-credentials-x")}
 
 
 def configmap(data: dict[str, str]) -> dict:
@@ -270,7 +272,8 @@ def observed(data: dict[str, str] | None) -> Observed:
 
 
 def registered(rendering) -> set[tuple[str, str]]:
-    return {(kind, key) for kind, _ in IPP_OBJECTS for key in objects_of(rendering, kind)} & IPP_OBJECTS
+    ipp = IPP_OBJECTS | CREDENTIAL_READERS
+    return {(kind, key) for kind, _ in ipp for key in objects_of(rendering, kind)} & ipp
 
 
 def tenant_config(rendering) -> dict:
@@ -279,7 +282,7 @@ def tenant_config(rendering) -> dict:
 
 def test_blocked_keeps_ipp_annotates_the_tenant_and_sets_ready_false():
     rendering = render(raw(OPENAI), observed=observed(ONE_BYTE))
-    assert registered(rendering) == IPP_OBJECTS
+    assert registered(rendering) == IPP_OBJECTS | CREDENTIAL_READERS
     annotations = tenant_config(rendering)["metadata"]["annotations"]
     assert annotations["maas.opendatahub.io/payload-processing-migration"] == "blocked"
     assert annotations["maas.opendatahub.io/payload-processing-type"] == "praxis"
@@ -312,7 +315,7 @@ def test_cleanup_unregisters_the_ipp_objects_and_keeps_the_praxis_annotation():
 def test_an_unmanaged_tenant_keeps_its_ipp_objects_and_a_cleanup_drops_the_ipp_replica_warning():
     unmanaged = raw(OPENAI)
     unmanaged["tenants"][0]["managementState"] = "Unmanaged"
-    assert registered(render(unmanaged, observed=observed(PLUGINS_DEFAULT))) == IPP_OBJECTS
+    assert registered(render(unmanaged, observed=observed(PLUGINS_DEFAULT))) == IPP_OBJECTS | CREDENTIAL_READERS
     scaled = raw(OPENAI, replicas=5, autoscaling={"maxReplicas": 2})
     assert not [w for w in render(scaled, observed=observed(PLUGINS_DEFAULT)).warnings if "maxReplicas" in w]
 

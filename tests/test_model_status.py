@@ -6,7 +6,9 @@ import pytest
 
 from maas.crdschema import validate_all
 from maas.observe import Observed, Scope
-from maas.plan.status.model import ModelFacts, llmisvc_endpoint, model_status
+from maas.plan.checks.selfcheck import check_plan
+from maas.plan.desired import Desired, Plan, k8s_object
+from maas.plan.status.model import Found, ModelFacts, llmisvc_endpoint, model_status
 from tests.fake_kube import kserve_route, llm_inference_service, platform_gateway
 
 GOVERNED = ("authPolicy", "subscription")
@@ -266,7 +268,17 @@ def isvc(*addresses, url=None) -> dict:
     ],
 )
 def test_llminferenceservice_endpoint_preference(backend, hostnames, expected):
-    assert llmisvc_endpoint(backend, hostnames) == expected
+    found = llmisvc_endpoint(backend, hostnames)
+    assert (found.url if found else "") == expected
+
+
+def test_the_endpoint_found_names_the_field_it_was_read_from():
+    """The field goes into the reason when the URL is refused, so it is its position in the list as written."""
+    backend = isvc(("cluster-local", "http://x.svc"), ("gateway-external", "https://maas.example.com/m"))
+    assert llmisvc_endpoint(backend, ["maas.example.com"]) == Found(
+        "https://maas.example.com/m", "status.addresses[1].url"
+    )
+    assert llmisvc_endpoint(isvc(url="https://u.example.com"), []) == Found("https://u.example.com", "status.url")
 
 
 def test_without_backend_urls_the_endpoint_is_the_route_host_then_the_gateway():
@@ -285,3 +297,164 @@ def test_without_backend_urls_the_endpoint_is_the_route_host_then_the_gateway():
     assert model_status(GRANITE, cluster(backend, route, gateway))["endpoint"] == (
         "https://a1b2c3.elb.us-east-1.amazonaws.com/granite-7b"
     )
+
+
+def test_wildcard_hostnames_are_passed_over_for_a_host_a_client_can_call():
+    """`https://*.apps.example.com/...` names no host: the next candidate of upstream's order is used, as for the
+    intended endpoint (it used to be published as it was)."""
+    backend = llm_inference_service("llm", "granite-7b-instruct", ready=True)
+    backend["status"]["addresses"] = []
+    del backend["status"]["url"]
+    route = kserve_route("llm", "granite-7b-instruct")
+    route["spec"]["hostnames"] = ["*.apps.example.com"]
+    gateway = platform_gateway()
+    gateway["spec"]["listeners"][0]["hostname"] = "*.apps.example.com"
+    assert model_status(GRANITE, cluster(backend, route, gateway))["endpoint"] == (
+        "https://a1b2c3.elb.us-east-1.amazonaws.com/granite-7b"
+    )
+
+
+def test_an_ipv6_gateway_address_is_bracketed_in_the_endpoint():
+    backend = llm_inference_service("llm", "granite-7b-instruct", ready=True)
+    backend["status"]["addresses"] = []
+    del backend["status"]["url"]
+    route = kserve_route("llm", "granite-7b-instruct")
+    del route["spec"]["hostnames"]
+    gateway = platform_gateway()
+    del gateway["spec"]["listeners"][0]["hostname"]
+    gateway["status"]["addresses"] = [{"type": "IPAddress", "value": "2001:db8::1"}]
+    assert model_status(GRANITE, cluster(backend, route, gateway))["endpoint"] == "https://[2001:db8::1]/granite-7b"
+
+
+# ------------------------------------------------------------------------------- endpoint: refused live URLs
+
+
+def status_issues(status: dict) -> list:
+    """What the API server's status schema says of `status` (the self-check every `pulumi up` runs)."""
+    write = k8s_object("maas.opendatahub.io/v1alpha1", "MaaSModelRef", "granite-7b", "llm", status=status)
+    plan = Plan()
+    plan.add("Model", "llm/granite-7b", Desired(write, subresource="status"))
+    return check_plan(plan)
+
+
+def backend_reporting(url: str, field: str) -> tuple[dict, dict]:
+    """A ready backend whose only URL is `url` in `status.url` or its first address (`field`), and its route
+    without hostnames (legacy: any URL qualifies)."""
+    backend = llm_inference_service("llm", "granite-7b-instruct", ready=True)
+    del backend["status"]["url"]
+    if field == "url":
+        backend["status"]["url"] = url
+        backend["status"]["addresses"] = []
+    else:
+        backend["status"]["addresses"] = [{"name": "gateway-external", "url": url}]
+    route = kserve_route("llm", "granite-7b-instruct")
+    del route["spec"]["hostnames"]
+    return backend, route
+
+
+LIVE = "LLMInferenceService llm/granite-7b-instruct"
+
+
+@pytest.mark.parametrize(
+    ("url", "field", "reason"),
+    [
+        (
+            "javascript:alert(1)",
+            "url",
+            "status.url refused as the endpoint: 'javascript:alert(1)' is not an absolute http or https URL",
+        ),
+        (
+            "https://maas.example.com/\r\nSet-Cookie: x=1",
+            "addresses",
+            "status.addresses[0].url refused as the endpoint: 'https://maas.example.com/\\r\\nSet-Cookie: x=1' contains the control character U+000D",
+        ),
+        (
+            "https://maas.example.com/\tx",
+            "url",
+            "'https://maas.example.com/\\tx' contains the control character U+0009",
+        ),
+        (
+            "https://maas.example.com/\x7f",
+            "url",
+            "'https://maas.example.com/\\x7f' contains the control character U+007F",
+        ),
+        (
+            "https://maas.example.com/\x85",
+            "url",
+            "'https://maas.example.com/\\x85' contains the control character U+0085",
+        ),
+        ("https://maas.example.com/a b", "url", "'https://maas.example.com/a b' contains whitespace (U+0020)"),
+        (
+            "https://user:pass@maas.example.com/",
+            "url",
+            "'https://user:pass@maas.example.com/' carries user information (user@ or user:password@)",
+        ),
+        (
+            "https://maas.example.com/" + "a" * 2030,
+            "url",
+            "status.url refused as the endpoint: 'https://maas.example.com/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa... (2055 characters)' is longer than 2048 characters",
+        ),
+        ("https:///granite", "url", "'https:///granite' has no host"),
+    ],
+)
+def test_a_backend_url_a_client_cannot_safely_call_fails_the_model_naming_its_field(url, field, reason):
+    """Issue 17: KServe's status (or whoever may patch it) is not trusted with what maas-api hands to clients."""
+    status = model_status(GRANITE, cluster(*backend_reporting(url, field), platform_gateway()))
+    message = status["conditions"][1]["message"]
+    assert (status["phase"], status["endpoint"], conditions(status)["Ready"]) == (
+        "Failed",
+        "",
+        ("False", "ReconcileFailed"),
+    )
+    assert message.startswith(LIVE) and reason in message
+    assert message.endswith("or set the model's endpointOverride")
+    assert not any(ch in message for ch in "\r\n\t\x7f\x85")
+    assert conditions(status)["RuntimeReady"] == ("False", "RuntimeHealthFailure")
+    assert status_issues(status) == []
+
+
+def test_a_backend_url_on_a_host_the_route_serves_is_refused_even_though_python_would_strip_its_line_break():
+    """urllib drops CR, LF and TAB before parsing, so the URL matches the route's host; it is refused as written."""
+    backend = llm_inference_service("llm", "granite-7b-instruct", ready=True)
+    backend["status"]["addresses"][0]["url"] = "https://maas.apps.example.com/llm/granite\r\nX-Injected: 1"
+    status = model_status(GRANITE, cluster(backend, kserve_route("llm", "granite-7b-instruct")))
+    assert status["phase"] == "Failed"
+    assert f"{LIVE} status.addresses[0].url refused as the endpoint" in status["conditions"][1]["message"]
+
+
+def test_a_refused_backend_url_does_not_matter_when_the_endpoint_override_replaces_it():
+    """Only what is published is judged: the override (validated with the configuration) is the endpoint."""
+    facts = ModelFacts(**{**GRANITE.__dict__, "endpoint_override": "https://override.example.com/model"})
+    status = model_status(facts, cluster(*backend_reporting("javascript:alert(1)", "url")))
+    assert (status["phase"], status["endpoint"]) == ("Ready", "https://override.example.com/model")
+
+
+def test_a_gateway_address_that_makes_no_url_fails_the_model_naming_the_gateway_field():
+    backend = llm_inference_service("llm", "granite-7b-instruct", ready=True)
+    backend["status"]["addresses"] = []
+    del backend["status"]["url"]
+    route = kserve_route("llm", "granite-7b-instruct")
+    del route["spec"]["hostnames"]
+    gateway = platform_gateway()
+    del gateway["spec"]["listeners"][0]["hostname"]
+    gateway["status"]["addresses"] = [{"type": "Hostname", "value": "lb.example.com/\nx"}]
+    status = model_status(GRANITE, cluster(backend, route, gateway))
+    assert status["phase"] == "Failed"
+    assert status["conditions"][1]["message"].startswith(
+        "Gateway openshift-ingress/maas-default-gateway status.addresses[0].value refused as the endpoint: "
+        "'https://lb.example.com/\\nx/granite-7b' contains the control character U+000A"
+    )
+
+
+def test_a_route_hostname_that_is_no_hostname_fails_the_model_and_is_not_published():
+    """The API server enforces the Gateway API hostname rule on live routes; a snapshot file may not."""
+    route = kserve_route("llm", "granite-7b-instruct")
+    route["spec"]["hostnames"] = ["maas.apps.example.com", "evil.example.com\r\nX: 1"]
+    status = model_status(GRANITE, cluster(READY_CLUSTER[0], route))
+    assert (status["phase"], status["endpoint"]) == ("Failed", "")
+    assert status["conditions"][1]["message"] == (
+        "HTTPRoute llm/granite-7b-instruct-kserve-route spec.hostnames[1] refused: 'evil.example.com\\r\\nX: 1' is "
+        "not a Gateway API hostname (a lowercase DNS name of at most 253 characters, optionally '*.' first)"
+    )
+    assert status["httpRouteHostnames"] == ["maas.apps.example.com"]
+    assert status_issues(status) == []

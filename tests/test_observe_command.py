@@ -74,9 +74,22 @@ def test_an_encrypted_kubeconfig_cannot_be_used_offline(tmp_path, capsys):
     stack = stack_with(tmp_path, kubeconfig={"secure": "AAABAKx0"})
     assert observe("--config-file", stack) == 2
     assert capsys.readouterr().err.startswith(
-        "error: cannot observe the cluster: invalid kubeconfig: the value given is neither a kubeconfig file nor "
-        "kubeconfig contents (with clusters); check platform.kubernetes.kubeconfig"
+        "error: cannot observe the cluster: invalid kubeconfig: it is an encrypted stack value, which an offline run "
+        "cannot decrypt; pass --kubeconfig PATH; check platform.kubernetes.kubeconfig"
     )
+
+
+def test_a_token_in_the_stacks_kubeconfig_is_never_printed(tmp_path, capsys):
+    """Issue 17: a bare token where the kubeconfig belongs is described, never repeated."""
+    token = "sha256~Xk3pL9qR2mN8vB4cT7wY1zA6dF0gH5jKs3cr3t"
+    assert observe("--config-file", stack_with(tmp_path, kubeconfig=token)) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(
+        "error: cannot observe the cluster: invalid kubeconfig: the value is neither a readable file path nor "
+        f"kubeconfig YAML (one line that is not a path, {len(token)} characters; not shown, it may hold credentials)"
+    )
+    assert "s3cr3t" not in err and "sha256~" not in err and err.count("\n") == 1
 
 
 def test_invalid_configuration_exits_2_with_its_errors(tmp_path, capsys):

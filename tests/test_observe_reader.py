@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Iterator
@@ -216,11 +217,78 @@ def test_a_context_the_kubeconfig_lacks_is_an_error(kube):
         read_cluster(ONE_GET, kubeconfig=kube.kubeconfig(), context="prod")
 
 
-def test_a_kubeconfig_that_is_neither_a_file_nor_contents_is_an_error():
-    with pytest.raises(
-        ObservationError, match=r"invalid kubeconfig: '/no/such/kubeconfig' is neither a kubeconfig file"
-    ):
-        connect("/no/such/kubeconfig")
+def kubeconfig_error(value: str) -> str:
+    with pytest.raises(ObservationError) as caught:
+        connect(value)
+    return str(caught.value)
+
+
+NOT_SHOWN = "not shown, it may hold credentials); give the path of a kubeconfig file"
+
+
+@pytest.mark.parametrize("path", ["/no/such/kubeconfig", "~/.kube/no-such-config", "/root/kubeconfig"])
+def test_a_missing_kubeconfig_file_is_named_in_the_error(path):
+    """A path is not a secret. `/root/kubeconfig` is in the base64 alphabet, but decodes to no text."""
+    assert kubeconfig_error(path).startswith(
+        f"cannot observe the cluster: invalid kubeconfig: no kubeconfig file at '{path}'; give the path of a "
+        "kubeconfig file (./NAME for one in the working directory) or the kubeconfig's YAML; check "
+        "platform.kubernetes.kubeconfig"
+    )
+
+
+@pytest.mark.parametrize(
+    ("token", "kind"),
+    [
+        ("sha256~Xk3pL9qR2mN8vB4cT7wY1zA6dF0gH5jK", "one line that is not a path"),
+        ("eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ.eyJzdWIiOiJzeXN0ZW06c2EifQ.c2lnbmF0dXJl", "one line that is not a path"),
+        ("q3J8/aZ+0Lr9Xw2/kM1nPq7Tz4Vb8Ye6Hs5Gd3Fc1A==", "base64 text"),  # a random key, with '/' in it
+        ("ZXlKaGJHY2lPaUpTVXpJMU5pSjkuZXlKemRXSWlPaUo0SW4wLnNpZw==", "base64 text"),  # a base64-encoded token
+        ("s" * 300, "one line that is not a path"),  # longer than a file name: the OS would quote it in its error
+        ("s" * 5000, "a line longer than any path"),
+        ("token: s3cr3t-value-xyz\nuser: admin", "YAML without clusters"),
+    ],
+)
+def test_a_token_given_as_kubeconfig_is_never_echoed(token, kind):
+    message = kubeconfig_error(token)
+    assert message.startswith(
+        f"cannot observe the cluster: invalid kubeconfig: the value is neither a readable file path nor kubeconfig "
+        f"YAML ({kind}, {len(token)} characters; {NOT_SHOWN}"
+    )
+    assert token[:12] not in message and token[-12:] not in message
+
+
+def test_a_base64_encoded_kubeconfig_is_recognised_and_never_echoed(kube):
+    contents = kube.kubeconfig(current="maas-dev", token="s3cr3t-token")
+    for encoded in (base64.b64encode(contents.encode()).decode(), base64.encodebytes(contents.encode()).decode()):
+        message = kubeconfig_error(encoded)
+        assert message.startswith(
+            f"cannot observe the cluster: invalid kubeconfig: the value looks like a base64-encoded kubeconfig "
+            f"({len(encoded)} characters; not shown, it may hold credentials); decode it (base64 -d) and give the "
+            "YAML, or a file path"
+        )
+        assert not any(encoded[i : i + 8] in message for i in range(0, len(encoded) - 8, 4))
+
+
+def test_a_kubeconfig_the_client_chokes_on_is_an_error_that_quotes_none_of_its_values(kube):
+    """A bad `certificate-authority-data` used to end in a traceback (binascii.Error in the loading thread)."""
+    contents = yaml.safe_load(kube.kubeconfig(current="maas-dev", token="s3cr3t-token"))
+    contents["clusters"][0]["cluster"] |= {"server": "https://127.0.0.1:9", "certificate-authority-data": "s3cr3t="}
+    message = kubeconfig_error(yaml.safe_dump(contents))
+    assert message.startswith(
+        "cannot observe the cluster: invalid kubeconfig: the kubernetes client cannot use it (binascii.Error; the "
+        "details are not shown, it may hold credentials); compare its fields with `kubectl config view`"
+    )
+    assert "s3cr3t" not in message
+
+
+def test_a_kubeconfig_file_that_is_not_yaml_is_named_with_the_line(tmp_path):
+    path = tmp_path / "config"
+    path.write_text("apiVersion: v1\nusers: [token: s3cr3t: x\n")
+    message = kubeconfig_error(str(path))
+    assert message.startswith(
+        f"cannot observe the cluster: invalid kubeconfig: the kubeconfig file '{path}' is not YAML at line 2, column 22"
+    )
+    assert "s3cr3t" not in message
 
 
 def test_without_any_kubeconfig_the_in_cluster_service_account_is_used(tmp_path, monkeypatch):

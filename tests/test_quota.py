@@ -443,3 +443,80 @@ def test_a_snapshot_that_did_not_see_the_policies_says_continuity_was_not_checke
         "quota continuity not checked for 1 model(s) (llm/granite): their live TokenRateLimitPolicies were not "
         "observed, so a reset there would not be reported"
     ) in warnings(raw(subscription("gold")), observed)
+
+
+# ---------------------------------------------------------------------- issue 17: OIDC callers counted anew
+
+GATEWAY_NS = "openshift-ingress"
+ISSUER = {"issuerUrl": "https://keycloak.example.com/realms/maas", "clientId": "maas-client"}
+# What upstream (and this program before issue 17) renders: `preferred_username`, unprefixed.
+AS_UPSTREAM = {**ISSUER, "usernameClaim": "preferred_username", "usernamePrefix": ""}
+RENAMED = (
+    "its OIDC callers' auth.identity.userid changes: tenant models-as-a-service names them by "
+    'oidc.usernamePrefix "oidc:" and oidc.usernameClaim sub'
+)
+
+
+def oidc(*subscriptions: dict, issuer: dict | None = ISSUER, **extra) -> dict:
+    tenant = {"name": NS, **({"oidc": issuer} if issuer else {})}
+    return raw(*subscriptions, tenants=[tenant], **extra)
+
+
+def upgraded_with_gateway_policy(before: dict) -> Observed:
+    """`upgraded_from`, with the live gateway AuthPolicy that `before` rendered."""
+    plan = build_plan(load_config(before), Observed.nothing())
+    gateway = [o.body for o in plan.objects() if o.kind == "AuthPolicy" and o.namespace == GATEWAY_NS]
+    live = [*upgraded_from(before).objects.values(), *gateway]
+    return Observed.of(live, listed=[*LISTED, Scope("AuthPolicy", GATEWAY_NS)])
+
+
+def resets(after: dict, observed: Observed) -> list[str]:
+    return [w for w in warnings(after, observed) if "reset" in w]
+
+
+def test_prefixing_oidc_usernames_reports_a_reset_for_every_subscription_of_the_tenant():
+    """The live policy names OIDC callers `alice`, the planned one `oidc:<sub>`: their counters start again."""
+    observed = upgraded_with_gateway_policy(oidc(subscription("gold"), subscription("silver"), issuer=AS_UPSTREAM))
+    assert resets(oidc(subscription("gold"), subscription("silver")), observed) == [
+        summary("gold", "silver"),
+        line("gold", "tokens-100-per-1m", "tokens-100-per-1m", RENAMED),
+        line("silver", "tokens-100-per-1m", "tokens-100-per-1m", RENAMED),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [(ISSUER, ISSUER), (AS_UPSTREAM, AS_UPSTREAM), (None, ISSUER), (None, None)],
+    ids=["same-prefix", "same-upstream-form", "oidc-added", "no-oidc"],
+)
+def test_an_unchanged_derivation_or_no_live_oidc_callers_resets_nothing(before, after):
+    observed = upgraded_with_gateway_policy(oidc(subscription("gold"), issuer=before))
+    assert resets(oidc(subscription("gold"), issuer=after), observed) == []
+
+
+def test_a_rate_change_and_the_rename_are_one_reset_with_both_reasons():
+    observed = upgraded_with_gateway_policy(oidc(subscription("gold"), issuer=AS_UPSTREAM))
+    assert resets(oidc(subscription("gold", 200)), observed) == [
+        summary("gold"),
+        line("gold", "tokens-100-per-1m", "tokens-200-per-1m", f"its rates changed; {RENAMED}"),
+    ]
+
+
+def test_an_unmanaged_gateway_policy_renames_nobody():
+    observed = upgraded_with_gateway_policy(oidc(subscription("gold"), issuer=AS_UPSTREAM))
+    unmanaged = [{"kind": "AuthPolicy", "namespace": GATEWAY_NS, "name": "maas-gateway-auth"}]
+    assert resets(oidc(subscription("gold"), unmanaged=unmanaged), observed) == []
+
+
+def test_the_rename_blocks_with_quota_resets_error_until_accepted():
+    observed = upgraded_with_gateway_policy(oidc(subscription("gold"), issuer=AS_UPSTREAM))
+    blocked = oidc(subscription("gold"), platform={"quotaResets": "error"})
+    outputs = build_plan(load_config(blocked), observed).outputs["quotaResets"]
+    assert [str(issue) for issue in quota_issues(load_config(blocked), outputs)] == [
+        f"maas:subscriptions ({NS}/gold): this update resets its token-rate counter on model llm/granite (limit "
+        f"tokens-100-per-1m -> tokens-100-per-1m, {RENAMED}) and maas:platform.quotaResets is error; add "
+        f"'{NS}/gold' to maas:acceptQuotaResets to accept the reset"
+    ]
+    accepted = {**blocked, "acceptQuotaResets": [f"{NS}/gold"]}
+    [record] = build_plan(load_config(accepted), observed).outputs["quotaResets"]
+    assert (record["reason"], record["accepted"], record["collateral"]) == (RENAMED, True, False)

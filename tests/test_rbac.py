@@ -26,6 +26,7 @@ SHARED = {
     ("ClusterRole", "maas-api"),
     ("ClusterRole", "maas-api-supplemental"),
     ("ClusterRole", "payload-processing-reader"),
+    ("ClusterRole", "payload-processing-credentials"),
     ("ClusterRoleBinding", "maas-api"),
     ("ClusterRoleBinding", "maas-api-supplemental"),
 }

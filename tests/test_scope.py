@@ -212,13 +212,13 @@ def test_a_tenant_stack_names_what_it_needs_from_the_platform_stack_without_a_wa
     assert plan.outputs["scope"] == {"name": RESEARCH, "dependsOn": {PLATFORM: [INFRA_NAMESPACE]}}
     assert not [w for w in plan.warnings if "maas:platform.scope" in w]
     assert plan.notes[-1] == (
-        "maas:platform.scope tenant:research: this stack registers 41 of the whole configuration's 100 objects and "
+        "maas:platform.scope tenant:research: this stack registers 42 of the whole configuration's 103 objects and "
         "status writes; apply it after the stack of platform (Namespace:odh-ai-gateway-infra)"
     )
     platform = plan_of(org_raw, PLATFORM)
     assert platform.outputs["scope"] == {"name": PLATFORM, "dependsOn": {}}
     assert platform.notes[-1].endswith(
-        "18 of the whole configuration's 100 objects and status writes; apply it before the tenant stacks"
+        "19 of the whole configuration's 103 objects and status writes; apply it before the tenant stacks"
     )
 
 
@@ -316,7 +316,12 @@ def model(draw, index: int, tenants: list[str], namespaces: list[str]) -> dict:
     }
     if not draw(st.booleans()):
         return {**entry, "modelRef": {"kind": "LLMInferenceService", "name": f"m{index}"}}
-    external = {"provider": "openai", "targetModel": "t", "endpoint": "api.example.com", "credentialRef": {"name": "k"}}
+    external = {
+        "provider": "openai",
+        "targetModel": f"t{index}",
+        "endpoint": "api.example.com",
+        "credentialRef": {"name": "k"},
+    }
     api_format = draw(st.sampled_from(["openai-chat", "messages"]))
     return {
         **entry,

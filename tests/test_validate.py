@@ -80,7 +80,7 @@ def cap_token_limits(crd: dict) -> None:
 def test_dev_stack_is_valid_exit_0_and_nothing_on_stdout(capsys):
     code, out, err = validate(capsys)
     assert (code, out) == (0, [])
-    assert err[-1] == "validated 98 object(s): no problem"
+    assert err[-1] == "validated 101 object(s): no problem"
 
 
 def test_stack_mode_checks_exactly_the_objects_render_prints(dev_rendering):
@@ -157,7 +157,7 @@ def test_render_output_validates_as_yaml_and_as_json_array(capsys, tmp_path, dev
     as_yaml.write_text(yaml.safe_dump_all(dev_rendering.objects(), sort_keys=False))
     as_json.write_text(json.dumps(dev_rendering.objects()))
     code, out, err = validate(capsys, str(as_yaml), str(as_json))
-    assert (code, out, err) == (0, [], ["validated 196 object(s): no problem"])
+    assert (code, out, err) == (0, [], ["validated 202 object(s): no problem"])
 
 
 def test_status_writes_of_render_status_are_noted_not_passed_as_objects(capsys, tmp_path, dev_rendering):
@@ -280,7 +280,7 @@ def test_unusable_crd_dump_exits_2(capsys, tmp_path, content, message):
 
 def test_a_stack_the_update_would_refuse_for_its_gateway_budget_is_invalid(capsys, tmp_path):
     """validate runs every check `pulumi up` runs (maas.plan.checks.issues), not only the CRD schemas."""
-    route = {"hostnames": [f"h{i:03d}.example.com" for i in range(45)]}
+    route = {"hostnames": [f"h{i:03d}.example.com" for i in range(50)]}
     model = {"name": "granite", "namespace": "llm", "modelRef": {"kind": "LLMInferenceService", "name": "granite"}}
     stack = tmp_path / "Pulumi.big.yaml"
     stack.write_text(yaml.safe_dump({"config": {"maas:models": [{**model, "route": route}]}}))

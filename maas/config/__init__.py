@@ -1,5 +1,6 @@
 """Stack configuration: the contract of `reference/config.md`, validated before any resource exists."""
 
+from .endpoints import internal_endpoint_warnings, plaintext_endpoint_warnings
 from .errors import ConfigError, ConfigIssue
 from .load import KEYS, NAMESPACE, load_config, raw_from_stack_file
 from .schema import (
@@ -28,6 +29,8 @@ __all__ = [
     "TenantConfig",
     "TokenRateLimit",
     "UnmanagedRef",
+    "internal_endpoint_warnings",
     "load_config",
+    "plaintext_endpoint_warnings",
     "raw_from_stack_file",
 ]

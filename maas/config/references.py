@@ -6,10 +6,12 @@ validation is not reported again: that entry's errors already say what to fix.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .. import naming
+from .endpoints import cluster_namespaces, internal_reason
 from .errors import ConfigIssue, entry_path, quoted
 from .schema import AuthPolicyConfig, MaasConfig, ModelConfig, SubscriptionConfig
 
@@ -54,6 +56,8 @@ def check_references(config: MaasConfig, positions: dict[str, list[int]], known:
     issues += _outside_platform_namespaces(config, models)
     issues += _unique(models, "models", lambda m: (m.route_namespace, m.route_name), "HTTPRoute", _route_text)
     issues += _unique(models, "models", lambda m: (m.route_namespace, m.name), "policy name", _policy_text)
+    issues += _internal_endpoints(config, models)
+    issues += _routing_headers(config, models)
     scoped = (
         ("authPolicies", config.authPolicies, "auth policy"),
         ("subscriptions", config.subscriptions, "subscription"),
@@ -168,10 +172,6 @@ def _outside_platform_namespaces(config: MaasConfig, models: list[Indexed]) -> l
     return issues
 
 
-SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-SYSTEM_PREFIXES = ("kube-", "openshift-")
-
-
 def _distinct_platform_namespaces(config: MaasConfig) -> list[ConfigIssue]:
     """maas-api's namespace gets the platform's NetworkPolicies (one isolates every pod there) and is adopted and
     relabelled, so it must be a namespace of its own: not the Gateways' nor one the cluster itself runs in."""
@@ -184,7 +184,7 @@ def _distinct_platform_namespaces(config: MaasConfig) -> list[ConfigIssue]:
                 "Gateway pods there, so give maas-api a namespace of its own (default odh-ai-gateway-infra)",
             )
         ]
-    if infra in SYSTEM_NAMESPACES or infra.startswith(SYSTEM_PREFIXES):
+    if infra in naming.SYSTEM_NAMESPACES or infra.startswith(naming.SYSTEM_PREFIXES):
         return [
             ConfigIssue(
                 "maas:platform.infraNamespace",
@@ -193,6 +193,75 @@ def _distinct_platform_namespaces(config: MaasConfig) -> list[ConfigIssue]:
             )
         ]
     return []
+
+
+def _internal_endpoints(config: MaasConfig, models: list[Indexed]) -> list[ConfigIssue]:
+    """An ExternalModel's endpoint is outside the cluster and its network unless `allowInternalEndpoint` says the
+    model is served inside (`endpoints.py`); `{service}.{namespace}` needs the namespaces of the whole config."""
+    namespaces = cluster_namespaces(config)
+    issues = []
+    for item in models:
+        external = item.entry.external
+        if external is None or external.allowInternalEndpoint:
+            continue
+        reason = internal_reason(external.endpoint, namespaces)
+        if reason is not None:
+            issues.append(
+                ConfigIssue(
+                    f"{item.path('models')}.external.endpoint",
+                    f"{quoted(external.endpoint)} {reason}; use the provider's public endpoint, or set "
+                    "external.allowInternalEndpoint: true if the model really is served inside your network",
+                )
+            )
+    return issues
+
+
+# KServe's routing header of an LLMInferenceService (`naming.kserve_model_header`), whatever its namespace and name.
+PUBLISHER_FORM = re.compile(r"publishers/[^/]+/models/.+", re.DOTALL)
+
+
+def _routing_headers(config: MaasConfig, models: list[Indexed]) -> list[ConfigIssue]:
+    """One `X-Gateway-Model-Name` value per model on each Gateway: Gateway API sends a body-routed request that
+    several routes match exactly to one of them (the oldest), so the other model never gets one. KServe models
+    claim first, so a clash with an ExternalModel is reported at the ExternalModel, and an ExternalModel may not
+    use KServe's form at all: an LLMInferenceService added later would take its header."""
+    gateways = {t.name: t.gateway_name(config.platform) for t in config.tenants}
+    claims: dict[tuple[str, str], Indexed] = {}
+    issues = []
+    for item in sorted(models, key=lambda i: i.entry.external is not None):  # stable: configuration order
+        model: ModelConfig = item.entry
+        if model.tenant not in gateways:
+            continue  # reported as an unknown tenant
+        header, place = _routing_header(model)
+        gateway = gateways[model.tenant]
+        first = claims.setdefault((gateway, header), item)
+        if first is not item:
+            issues.append(ConfigIssue(f"{item.path('models')}.{place}", _clash_text(header, gateway, first, config)))
+        elif model.external is not None and PUBLISHER_FORM.fullmatch(header):
+            issues.append(
+                ConfigIssue(
+                    f"{item.path('models')}.{place}",
+                    f"{quoted(header)} has the publishers/<ns>/models/<name> form, which is KServe's routing header "
+                    "for LLMInferenceServices; use the provider's own model name",
+                )
+            )
+    return issues
+
+
+def _routing_header(model: ModelConfig) -> tuple[str, str]:
+    """The header value the model's route matches, and the configuration field that decides it."""
+    if model.external is not None:
+        return model.external.targetModel, "external.targetModel"
+    served, place = (model.modelAlias, "modelAlias") if model.modelAlias else (model.modelRef.name, "modelRef.name")
+    return naming.kserve_model_header(model.namespace, served), place
+
+
+def _clash_text(header: str, gateway: str, first: Indexed, config: MaasConfig) -> str:
+    return (
+        f"X-Gateway-Model-Name {quoted(header)} is already the routing header of {first.path('models')} on Gateway "
+        f"{config.platform.gateway.namespace}/{gateway}; Gateway API would send every body-routed request for it to "
+        "only one of the two routes, so give one model another value or serve it on another tenant's Gateway"
+    )
 
 
 def _model_tenants(config: MaasConfig, models: list[Indexed], known: Known) -> list[ConfigIssue]:

@@ -17,6 +17,7 @@ from .errors import quoted
 from .types import (
     DNS_LABEL,
     DnsLabel,
+    Endpoint,
     EndpointUrl,
     ExpirationDays,
     Fqdn,
@@ -25,6 +26,7 @@ from .types import (
     Int32,
     JwksTTLSeconds,
     KuadrantVersion,
+    ModelNamespace,
     Name63,
     Name253,
     NonEmpty,
@@ -117,9 +119,33 @@ class TenantGateway(Strict):
 
 
 class Oidc(Strict):
+    """A tenant's OIDC issuer. Its users get their own username namespace, as kube-apiserver's
+    `--oidc-username-claim`/`--oidc-username-prefix` give them: maas-api matches one `username` against subscription
+    owners and auth policy subjects, so without a prefix an IdP user `alice` would own Kubernetes user alice's
+    grants. `usernamePrefix: ""` shares the namespace (upstream's behaviour; unsafe unless every name is the same
+    person in both). The claim is `sub` by default, the one identifier OIDC Core says is unique and never
+    reassigned; `preferred_username` is chosen by the user or reused in many IdPs (OIDC Core 5.7: "MUST NOT rely
+    upon this value being unique"), so it is an explicit choice, and falls back to `sub` as upstream does."""
+
     issuerUrl: HttpsUrl
     clientId: NonEmpty
     ttl: JwksTTLSeconds = 300
+    usernameClaim: Literal["sub", "preferred_username"] = "sub"
+    usernamePrefix: StrictStr = "oidc:"
+
+    @field_validator("usernamePrefix")
+    @classmethod
+    def _username_prefix(cls, value: str) -> str:
+        """Written into CEL and compared with Kubernetes usernames: plain characters only, and never `system:`,
+        which would let an IdP subject such as `serviceaccount:ns:sa` pose as a Kubernetes system identity."""
+        if len(value) > 63 or not all(c.isascii() and (c.isalnum() or c in ":._/#@-") for c in value):
+            raise ValueError(
+                f"{quoted(value)} is not a username prefix; use at most 63 letters, digits and ':._/#@-', "
+                'e.g. "oidc:" (or "" to share the Kubernetes username namespace)'
+            )
+        if value.startswith("system:"):
+            raise ValueError(f"{quoted(value)} starts with 'system:', which Kubernetes reserves; use e.g. \"oidc:\"")
+        return value
 
 
 class ApiKeys(Strict):
@@ -197,7 +223,7 @@ class BackendRef(Strict):
 
 class RouteRef(Strict):
     name: ObjectName | None = None
-    namespace: DnsLabel | None = None
+    namespace: ModelNamespace | None = None
     hostnames: tuple[GatewayHostname, ...] = ()
 
 
@@ -208,17 +234,20 @@ class CredentialRef(Strict):
 class External(Strict):
     provider: Name63
     targetModel: Name253
-    endpoint: Fqdn
+    endpoint: Endpoint
     credentialRef: CredentialRef
     port: Port = 443
     tls: StrictBool = True
+    # true: an endpoint inside the cluster or its network is accepted (else refused, `endpoints.py`); every
+    # preview warns about it, as about `tls: false`.
+    allowInternalEndpoint: StrictBool = False
     # `messages`: clients use the Anthropic Messages API, so the tenant's gateway also accepts `x-api-key`.
     apiFormat: Literal["openai-chat", "messages"] = "openai-chat"
 
 
 class ModelConfig(Strict):
     name: DnsLabel
-    namespace: DnsLabel
+    namespace: ModelNamespace
     # `tenantRef` is the MaaSModelRef CRD's spelling, so a spec pasted from `kubectl get -o yaml` works unchanged.
     tenant: TenantName = Field(naming.DEFAULT_TENANT, validation_alias=AliasChoices("tenant", "tenantRef"))
     modelRef: BackendRef

@@ -14,6 +14,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, StrictBool, StrictInt, StrictStr
 
+from .. import naming
+from .endpoints import as_resolved, internal_reason, ip_address
 from .errors import quoted
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -149,9 +151,36 @@ def _host(host: str) -> str | None:
 def _fqdn(value: str) -> str:
     problem = _host(value)
     if problem is not None:
+        raise ValueError(_not_a_host(value, problem))
+    return value
+
+
+def _not_a_host(value: str, problem: str) -> str:
+    return (
+        f"{quoted(value)} is not a host name ({problem}); give the FQDN without scheme, port or path, "
+        "e.g. api.openai.com"
+    )
+
+
+def _endpoint(value: str) -> str:
+    """An FQDN (it becomes an ExternalName Service and a ServiceEntry host). An endpoint that is only misspelt
+    (case, a trailing dot, an IPv6 address) and names a place inside the cluster says so too, so that fixing the
+    spelling is not mistaken for the whole fix."""
+    problem = _host(value)
+    if problem is None:
+        return value
+    host = as_resolved(value)
+    reason = internal_reason(host) if _host(host) is None or ip_address(host) else None
+    raise ValueError(_not_a_host(value, problem) + (f"; besides, it {reason}" if reason else ""))
+
+
+def _model_namespace(value: str) -> str:
+    """The gateway reads a request's first path segment as a model's namespace, except the reserved ones."""
+    if value in naming.RESERVED_FIRST_SEGMENTS:
         raise ValueError(
-            f"{quoted(value)} is not a host name ({problem}); give the FQDN without scheme, port or path, "
-            "e.g. api.openai.com"
+            f"{quoted(value)} is a first path segment the gateway reserves (/v1/ and /maas-api/ are the platform's "
+            "paths, /publishers/ KServe's), so the gateway would never route a request to a model there, or the "
+            "model would capture other models' requests; use another namespace"
         )
     return value
 
@@ -248,6 +277,8 @@ ExpirationDays = Annotated[StrictInt, _at_least(1, " day(s)")]
 HttpsUrl = Annotated[StrictStr, _url(("https",), "https://issuer.example.com/realms/maas", no_query=True)]
 EndpointUrl = Annotated[StrictStr, _url(("https", "http"), "https://models.example.com/llm/granite")]
 Fqdn = Annotated[StrictStr, AfterValidator(_fqdn)]
+Endpoint = Annotated[StrictStr, AfterValidator(_endpoint)]
+ModelNamespace = Annotated[StrictStr, _dns_label(63), AfterValidator(_model_namespace)]
 GatewayHostname = Annotated[StrictStr, AfterValidator(_gateway_hostname)]
 SubscriptionKey = Annotated[StrictStr, AfterValidator(_subscription_key)]
 KuadrantVersion = Annotated[StrictStr, AfterValidator(_kuadrant_version)]
@@ -255,6 +286,7 @@ StackScope = Annotated[StrictStr, AfterValidator(_stack_scope)]
 
 __all__ = [
     "DnsLabel",
+    "Endpoint",
     "EndpointUrl",
     "ExpirationDays",
     "Fqdn",
@@ -262,6 +294,7 @@ __all__ = [
     "HttpsUrl",
     "Int32",
     "JwksTTLSeconds",
+    "ModelNamespace",
     "Name63",
     "Name253",
     "NonEmpty",

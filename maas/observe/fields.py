@@ -33,6 +33,14 @@ def items_at(value: Any, *path: str) -> tuple[Mapping[str, Any], ...]:
     return tuple(item for item in found if isinstance(item, Mapping))
 
 
+def positions_at(value: Any, *path: str) -> tuple[tuple[int, Any], ...]:
+    """Every entry of the list at `path` with its position, for a message that names the field it read."""
+    found = dig(value, *path)
+    if not isinstance(found, Sequence) or isinstance(found, str):
+        return ()
+    return tuple(enumerate(found))
+
+
 def strings_at(value: Any, *path: str) -> tuple[str, ...]:
     found = dig(value, *path)
     if not isinstance(found, Sequence) or isinstance(found, str):

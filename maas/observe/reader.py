@@ -15,29 +15,25 @@ Secret is fetched as PartialObjectMetadata, so its data never leaves the API ser
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import urllib3
-import yaml
 from kubernetes.client import ApiClient, Configuration
 from kubernetes.client.exceptions import ApiException
-from kubernetes.config import ConfigException
 from kubernetes.config.incluster_config import (
     SERVICE_CERT_FILENAME,
-    SERVICE_HOST_ENV_NAME,
     SERVICE_TOKEN_FILENAME,
     InClusterConfigLoader,
 )
-from kubernetes.config.kube_config import KubeConfigLoader, KubeConfigMerger
+from kubernetes.config.kube_config import KubeConfigLoader
 
 from .errors import ObservationError
+from .kubeconfig import kubeconfig_source, loading_problem
 from .scope import ObservationRequest
 from .snapshot import CRD_KIND, KINDS, Cluster, Kind, ObjectRef, Observed, Scope, serves
 
@@ -75,8 +71,8 @@ def connect(kubeconfig: str | None = None, context: str | None = None, timeout: 
     def load() -> None:
         try:
             outcome["context"] = _load(configuration, kubeconfig, context)
-        except (ConfigException, OSError) as error:
-            outcome["error"] = error
+        except Exception as error:  # whatever the client meets in a malformed kubeconfig, said without a traceback
+            outcome["error"] = loading_problem(error)
 
     loading = threading.Thread(target=load, name="kubeconfig", daemon=True)
     loading.start()
@@ -94,39 +90,13 @@ def connect(kubeconfig: str | None = None, context: str | None = None, timeout: 
 
 def _load(configuration: Configuration, kubeconfig: str | None, context: str | None) -> str | None:
     """Fill `configuration`; the name of the context used (None in-cluster)."""
-    source = _kubeconfig_source(kubeconfig)
+    source = kubeconfig_source(kubeconfig)
     if source is None:
         InClusterConfigLoader(SERVICE_TOKEN_FILENAME, SERVICE_CERT_FILENAME).load_and_set(configuration)
         return None
     loader = KubeConfigLoader(config_dict=source, active_context=context, config_base_path=None)
     loader.load_and_set(configuration)
     return loader.current_context["name"]
-
-
-def _kubeconfig_source(kubeconfig: str | None) -> Any:
-    """A kubeconfig (merged files, or parsed contents), or None for the in-cluster service account."""
-    if kubeconfig is not None and ("\n" in kubeconfig or not Path(kubeconfig).expanduser().is_file()):
-        contents = _parsed(kubeconfig)
-        if not (isinstance(contents, dict) and "clusters" in contents):
-            # only a would-be path is shown: contents may hold credentials
-            shown = f"{kubeconfig!r} is" if isinstance(contents, str) else "the value given is"
-            raise ConfigException(f"{shown} neither a kubeconfig file nor kubeconfig contents (with clusters)")
-        return contents
-    paths = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
-    if any(Path(p).expanduser().is_file() for p in paths.split(os.pathsep) if p):
-        return KubeConfigMerger(paths).config
-    if os.environ.get(SERVICE_HOST_ENV_NAME):
-        return None
-    raise ConfigException(f"no kubeconfig at {paths} and not running in a cluster")
-
-
-def _parsed(contents: str) -> Any:
-    try:
-        return yaml.safe_load(contents)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigException(f"the kubeconfig contents are not YAML{where}") from None
 
 
 def read_cluster(

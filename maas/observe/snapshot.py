@@ -87,6 +87,7 @@ _KINDS = (
     Kind("autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers"),
     Kind("networking.k8s.io/v1", "NetworkPolicy", "networkpolicies"),
     Kind("rbac.authorization.k8s.io/v1", "Role", "roles"),
+    Kind("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings"),
     Kind("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", namespaced=False),
     Kind("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False),
 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .. import naming
-from ..config import MaasConfig, TenantConfig
+from ..config import MaasConfig, TenantConfig, internal_endpoint_warnings, plaintext_endpoint_warnings
 from ..observe import Observed
 from .checks.quota import quota_report
 from .dashboard import usage_dashboard
@@ -36,6 +36,7 @@ def build_plan(config: MaasConfig, observed: Observed) -> Plan:
     if dashboard:
         plan.add("Platform", "platform", *dashboard)
     plan.warnings.extend(dashboard_warnings)
+    plan.warnings.extend([*internal_endpoint_warnings(config), *plaintext_endpoint_warnings(config)])
     for tenant in config.tenants:
         plan.owner("Tenant", tenant.name).outputs = _tenant_outputs(config, tenant)
     identities = effective_identities(config, observed)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
+from urllib.parse import unquote_plus
 
 import celpy
 
@@ -27,8 +28,28 @@ def _replace(text: celpy.celtypes.StringType, old: str, new: str, count: int = -
     return celpy.celtypes.StringType(text.replace(old, new, int(count)))
 
 
-# The cel-go strings extension functions our policies use; Authorino and the wasm-shim enable that extension.
-STRING_EXTENSIONS = {"split": _split, "join": _join, "replace": _replace}
+def _lower_ascii(text: celpy.celtypes.StringType) -> celpy.celtypes.StringType:
+    return celpy.celtypes.StringType("".join(c.lower() if c.isascii() else c for c in text))
+
+
+def _query_map(query: celpy.celtypes.StringType) -> celpy.celtypes.MapType:
+    """The wasm-shim's `queryMap`: each query parameter's first value (a route match compares one value)."""
+    values: dict[str, str] = {}
+    for pair in filter(None, query.split("&")):
+        name, _, value = pair.partition("=")
+        values.setdefault(unquote_plus(name), unquote_plus(value))
+    return celpy.json_to_cel(values)
+
+
+# The cel-go strings extension functions our policies use (Authorino and the wasm-shim enable that extension),
+# and the wasm-shim's own `queryMap`, which Kuadrant's route-match predicates use.
+STRING_EXTENSIONS = {
+    "split": _split,
+    "join": _join,
+    "replace": _replace,
+    "lowerAscii": _lower_ascii,
+    "queryMap": _query_map,
+}
 
 
 class CelError(Exception):

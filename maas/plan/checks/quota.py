@@ -5,6 +5,8 @@ in-window usage starts again at zero when its limit is renamed (a rate change; a
 `tokens-…`/`tokens-…-id` or merged back; the rename from pre-grouping per-subscription limits), when its clause moves
 to the other identity attribute, or when its limit's counters change. The live and the planned policies go through
 one parser, so both sides attribute members alike; a live predicate it cannot read is reported, never guessed.
+A counter also restarts when the value it counts changes: the gateway AuthPolicy's `auth.identity.userid` of OIDC
+callers (issue 17's username prefix and claim), reported for every subscription of that tenant.
 """
 
 from __future__ import annotations
@@ -12,17 +14,25 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ... import naming
-from ...config import ConfigIssue, MaasConfig
+from ...config import ConfigIssue, MaasConfig, TenantConfig
 from ...config.errors import escaped, quoted
 from ...observe import Observed
 from ...observe.fields import int_at, items_at, mapping_at, text_at
 from ..desired import Desired, Plan
 from ..policies.identity import Identity
-from ..policies.ratelimit import IDENTITY_ATTRIBUTE, Rate, limit_name, model_scoped_key, rate_set, short_id
+from ..policies.ratelimit import (
+    IDENTITY_ATTRIBUTE,
+    USER_COUNTER,
+    Rate,
+    limit_name,
+    model_scoped_key,
+    rate_set,
+    short_id,
+)
 
 KIND = "TokenRateLimitPolicy"
 ACCEPT_KEY = "maas:acceptQuotaResets"
@@ -138,6 +148,7 @@ def quota_report(config: MaasConfig, observed: Observed, plan: Plan) -> QuotaRep
         for other in others:
             before = _members(other, model.key, ids[model.key], warnings)
             resets += _moved_resets(model.key, before, after, f"its policy moves from {'/'.join(_where(other))}")
+    resets = _with_userid_resets(resets, _userid_resets(config, observed, plan, warnings))
     resets = sorted(set(resets), key=lambda r: (r.subscription, r.model, r.old_limit))
     accepted = set(config.acceptQuotaResets)
     outputs = [_output(reset, reset.subscription in accepted) for reset in resets]
@@ -199,6 +210,95 @@ def _stale_acceptances(accepted: set[str], resets: Sequence[Reset]) -> list[str]
         "is not accepted unseen"
         for key in sorted(accepted - resetting)
     ]
+
+
+AUTH_KIND = "AuthPolicy"
+_IDENTITY_PROPERTIES = ("response", "success", "filters", "identity", "json", "properties")
+
+
+def _userid_resets(config: MaasConfig, observed: Observed, plan: Plan, warnings: list[str]) -> list[Reset]:
+    """Every token limit also counts per caller, on `auth.identity.userid`, which the tenant's gateway AuthPolicy
+    derives: when the live one authenticates OIDC tokens and derives `userid` otherwise than planned (issue 17:
+    `oidc.usernamePrefix`, `oidc.usernameClaim`), each OIDC caller's counters start again at zero. Which
+    subscriptions OIDC callers use is unknown (their groups may match any owner), so every subscription with a
+    live rated counter on the tenant's models is reported."""
+    planned = {(o.namespace, o.name): o for o in plan.objects() if o.kind == AUTH_KIND and not o.subresource}
+    resets: list[Reset] = []
+    for tenant in config.tenants:
+        where = _gateway_policy(config, tenant)
+        target, live = planned.get(where), observed.lookup(AUTH_KIND, *where)
+        if not _changed_by_pulumi(target) or live.state != "present":
+            continue
+        reason = _userid_change(live.object, target.body, tenant)
+        if reason is not None:
+            resets += _per_user_counters(config, observed, plan, tenant, reason, warnings)
+    return resets
+
+
+def _gateway_policy(config: MaasConfig, tenant: TenantConfig) -> tuple[str, str]:
+    gateway = tenant.gateway_name(config.platform)
+    name = naming.gateway_auth_policy_name(gateway, config.platform.gateway.name)
+    return config.platform.gateway.namespace, name
+
+
+def _rules(policy: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`spec.defaults.rules` (upstream's and this program's layout), else `spec.rules`."""
+    return mapping_at(policy, "spec", "defaults", "rules") or mapping_at(policy, "spec", "rules")
+
+
+def _userid_change(live: Mapping[str, Any], planned: Mapping[str, Any], tenant: TenantConfig) -> str | None:
+    """Why OIDC callers' `userid` changes, or None: only a live policy with OIDC authentication has OIDC callers
+    with counters, and only another `userid` expression counts them under other names."""
+    if "oidc-identities" not in mapping_at(_rules(live), "authentication") or tenant.oidc is None:
+        return None
+    before = text_at(_rules(live), *_IDENTITY_PROPERTIES, "userid", "expression")
+    after = text_at(_rules(planned), *_IDENTITY_PROPERTIES, "userid", "expression")
+    if before == after:
+        return None
+    oidc = tenant.oidc
+    return (
+        f"its OIDC callers' auth.identity.userid changes: tenant {tenant.name} names them by "
+        f'oidc.usernamePrefix "{oidc.usernamePrefix}" and oidc.usernameClaim {oidc.usernameClaim}'
+    )
+
+
+def _per_user_counters(
+    config: MaasConfig, observed: Observed, plan: Plan, tenant: TenantConfig, reason: str, warnings: list[str]
+) -> list[Reset]:
+    """Each (subscription, model) of the tenant kept by the update whose live rated limit counts per user."""
+    planned = {(o.namespace, o.name): o for o in plan.objects() if o.kind == KIND and not o.subresource}
+    ids, seen, resets = _short_ids(config), [], []
+    for model in sorted((m for m in config.models if m.tenant == tenant.name), key=lambda m: m.key):
+        where = (model.route_namespace, naming.trlp_name(model.name))
+        live, target = observed.lookup(KIND, *where), planned.get(where)
+        if live.state != "present" or target is None:
+            continue
+        before = _members(live.object, model.key, ids[model.key], seen)
+        after = _members(target.body, model.key, ids[model.key], seen)
+        for subscription in sorted(set(before) & set(after)):
+            new = after[subscription][0]
+            resets += [
+                Reset(subscription, model.key, old.limit, new.limit, reason)
+                for old in before[subscription]
+                if old.rates and USER_COUNTER in old.counters
+            ]
+    warnings += [w for w in dict.fromkeys(seen) if w not in warnings]
+    return resets
+
+
+def _with_userid_resets(resets: list[Reset], more: list[Reset]) -> list[Reset]:
+    """A counter that restarts for a reason of its own and because its callers are renamed is one reset, with
+    both reasons."""
+    out, index = list(resets), {}
+    for i, reset in enumerate(out):
+        index.setdefault((reset.subscription, reset.model, reset.old_limit), i)
+    for reset in more:
+        i = index.setdefault((reset.subscription, reset.model, reset.old_limit), len(out))
+        if i == len(out):
+            out.append(reset)
+        else:
+            out[i] = replace(out[i], reason=f"{out[i].reason}; {reset.reason}", collateral=False)
+    return out
 
 
 def _changed_by_pulumi(target: Desired | None) -> bool:

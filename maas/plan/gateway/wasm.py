@@ -143,11 +143,16 @@ def reads_identity(actions: Sequence[Mapping[str, Any]]) -> bool:
 
 @dataclass(frozen=True)
 class ActionSet:
-    """One ActionSet and what it is attributed to: its route and the limit identifiers it carries."""
+    """One ActionSet and what it is attributed to: its path (listener, route, rule), the hostname and match it
+    stands for, and the limit identifiers it carries."""
 
     route: Route
     body: Composite
     limits: tuple[str, ...]
+    listener: Listener
+    rule: str
+    host: str
+    predicates: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -221,7 +226,8 @@ def wasm_config(gateway: Gateway, routes: Sequence[Route], index: PolicyIndex) -
                         name=sha256_hex(f"{path}|{position + 1}|{host}"),
                         routeRuleConditions={"hostnames": [host], "predicates": list(predicates)},
                     )
-                    entries.append((_precedence(host, precedence, route), ActionSet(route, body, limits)))
+                    action_set = ActionSet(route, body, limits, listener, rule.name, host, predicates)
+                    entries.append((_precedence(host, precedence, route), action_set))
     entries.sort(key=lambda entry: entry[0])
     return WasmConfig(gateway, tuple(action_set for _, action_set in entries))
 

@@ -16,9 +16,10 @@ from typing import Any
 
 from ... import naming
 from ...config import MaasConfig, ModelConfig
+from ...config.schema import Oidc
 from ..desired import Desired, Plan
 from ..models.routing import route_policy
-from .gateway_auth import HAS_KEY_METADATA, tenant_gateway_objects
+from .gateway_auth import HAS_KEY_METADATA, OIDC_IDENTITY, SELECTION, SELECTION_METADATA, tenant_gateway_objects
 
 # Caller groups and username from the sources the gateway policy uses (API key validation, else OIDC claims,
 # else the TokenReview user). Unlike gateway_auth.CALLER_GROUPS/CALLER_USERNAME, which reproduce upstream
@@ -36,6 +37,7 @@ GUARDED_CALLER_USERNAME = (
     '((has(auth.identity.user) && has(auth.identity.user.username)) ? auth.identity.user.username : ""))))'
 )
 RULE = "model-access"
+SUBSCRIPTION_RULE = "subscription-for-model"
 
 
 def cel_list(values: Iterable[str]) -> str:
@@ -43,13 +45,30 @@ def cel_list(values: Iterable[str]) -> str:
     return json.dumps(list(values), ensure_ascii=False)
 
 
-def model_access_predicate(groups: Iterable[str], users: Iterable[str]) -> str:
-    """True exactly when the caller is in one of `groups` or is one of `users` (both de-duplicated, sorted)."""
+def guarded_username(oidc: Oidc | None) -> str:
+    """The caller's username exactly as the gateway names it (`gateway_auth.caller_username`), every attribute
+    guarded: with the tenant's OIDC naming, an IdP user is `{usernamePrefix}{claim}`, never a Kubernetes name."""
+    if oidc is None or (oidc.usernameClaim == "preferred_username" and not oidc.usernamePrefix):
+        return GUARDED_CALLER_USERNAME
+    claim = '(has(auth.identity.sub) ? auth.identity.sub : "")'
+    if oidc.usernameClaim == "preferred_username":
+        claim = f"(has(auth.identity.preferred_username) ? auth.identity.preferred_username : {claim})"
+    named = f'(({claim}) == "" ? "" : {json.dumps(oidc.usernamePrefix)} + {claim})' if oidc.usernamePrefix else claim
+    return (
+        f'({HAS_KEY_METADATA} ? (has({KEY_METADATA}.username) ? {KEY_METADATA}.username : "") : '
+        f"({OIDC_IDENTITY} ? {named} : "
+        '((has(auth.identity.user) && has(auth.identity.user.username)) ? auth.identity.user.username : "")))'
+    )
+
+
+def model_access_predicate(groups: Iterable[str], users: Iterable[str], username: str = GUARDED_CALLER_USERNAME) -> str:
+    """True exactly when the caller is in one of `groups` or is one of `users` (both de-duplicated, sorted), the
+    caller's name read by `username` (the tenant's `guarded_username`)."""
     clauses = []
     if groups := sorted(set(groups)):
         clauses.append(f"{GUARDED_CALLER_GROUPS}.exists(g, g in {cel_list(groups)})")
     if users := sorted(set(users)):
-        clauses.append(f"{GUARDED_CALLER_USERNAME} in {cel_list(users)}")
+        clauses.append(f"{username} in {cel_list(users)}")
     return " || ".join(clauses) if clauses else "false"
 
 
@@ -71,10 +90,30 @@ class Grant:
         }
 
 
-def model_auth_policy(model: ModelConfig, grant: Grant) -> dict:
-    """The `maas-auth-{model}` object in the route namespace, targeting the model's HTTPRoute."""
-    predicate = model_access_predicate(grant.groups, grant.users)
-    rule = {"patternMatching": {"patterns": [{"predicate": predicate}]}, "metrics": False, "priority": 0}
+def selected_for_model_predicate(model: ModelConfig) -> str:
+    """True only when maas-api selected the subscription for this very model (`resolvedModel`, its MaaSModelRef
+    `ns/name` after alias resolution). The gateway derives the model from the path or the routing header, and
+    Gateway API may route the request to another model's rule; without this check a subscription selected for
+    one model would be spent on another model's backend, where none of that model's limits names it."""
+    resolved = f"{SELECTION}.resolvedModel"
+    return (
+        f'has(auth.metadata) && "{SELECTION_METADATA}" in auth.metadata && has({resolved}) && '
+        f"{resolved} == {json.dumps(model.key)}"
+    )
+
+
+def _pattern_rule(predicate: str) -> dict[str, Any]:
+    return {"patternMatching": {"patterns": [{"predicate": predicate}]}, "metrics": False, "priority": 0}
+
+
+def model_auth_policy(model: ModelConfig, grant: Grant, oidc: Oidc | None = None) -> dict:
+    """The `maas-auth-{model}` object in the route namespace, targeting the model's HTTPRoute. A model that no
+    MaaSAuthPolicy grants gets one too, admitting nobody: its route then denies whatever path or header led
+    there, instead of relying on the gateway rules alone."""
+    rules = {
+        RULE: _pattern_rule(model_access_predicate(grant.groups, grant.users, guarded_username(oidc))),
+        SUBSCRIPTION_RULE: _pattern_rule(selected_for_model_predicate(model)),
+    }
     return route_policy(
         model,
         naming.AUTH_POLICY_API_VERSION,
@@ -83,14 +122,14 @@ def model_auth_policy(model: ModelConfig, grant: Grant) -> dict:
         "maas-auth-policy",
         "auth-policy",
         {naming.AUTH_POLICIES_ANNOTATION: ",".join(grant.policies)},
-        rules={"authorization": {RULE: rule}},
+        rules={"authorization": rules},
     )
 
 
 @dataclass(frozen=True)
 class AccessPlan:
     grants: dict[str, Grant]  # model key -> grant, for models that at least one MaaSAuthPolicy references
-    policies: dict[str, dict]  # model key -> AuthPolicy body
+    policies: dict[str, dict]  # model key -> AuthPolicy body, for every model (deny-all without a grant)
     warnings: list[str]
 
 
@@ -112,7 +151,11 @@ def plan_model_access(config: MaasConfig) -> AccessPlan:
                 grant.groups[group.name].add(policy.key)
             for user in policy.subjects.users:
                 grant.users[user].add(policy.key)
-    policies = {key: model_auth_policy(models[key], grants[key]) for key in sorted(grants)}
+    oidc = {tenant.name: tenant.oidc for tenant in config.tenants}
+    policies = {
+        key: model_auth_policy(models[key], grants.get(key, Grant()), oidc.get(models[key].tenant))
+        for key in sorted(models)
+    }
     return AccessPlan(dict(grants), policies, warnings + _unusable_subscriptions(config, grants))
 
 

@@ -5,27 +5,46 @@ string for string, so that Authorino cache keys and the maas-api contract stay t
 fields of seed 002: `selected_subscription_id`, the `X-MaaS-Subscription-Rate-Limit-Id` header and the guard
 against a client-sent copy of it. Rules live under `spec.defaults` with `strategy: merge`, so the per-model
 policies of `access.py` add their rule to these instead of replacing them.
+
+Identity departs from upstream where upstream is unsafe (issue 17): an OIDC token must be issued for the tenant's
+client (`oidc-client-bound`), OIDC usernames carry `oidc.usernamePrefix` and come from `oidc.usernameClaim`
+(`token_username`), and `X-MaaS-Group` joins only names that need no JSON escaping (`_TOKEN_GROUPS_HEADER`).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from ... import naming
 from ...config import MaasConfig, PlatformConfig, TenantConfig
+from ...config.schema import Oidc
 from ..desired import k8s_object
 
 # ---------------------------------------------------------------------------------- CEL building blocks (upstream)
 
-_SEGMENTS = 'request.path.split("/").filter(x, x != "")'
-_PATH_ROUTED = f'size({_SEGMENTS}) >= 2 && {_SEGMENTS}[0] != "v1" && {_SEGMENTS}[0] != "maas-api"'
-# The model a request is for: `{ns}/{name}` of a path-routed request, else the body-based routing header.
-MODEL_IDENTITY = (
-    f'({_PATH_ROUTED} ? {_SEGMENTS}[0] + "/" + {_SEGMENTS}[1] : ("x-gateway-model-name" in request.headers'
-    '   ? request.headers["x-gateway-model-name"]   : ""))'
+# The model a request is for. Upstream splits `request.path` and drops empty segments, so `//ns-a/a/...` names
+# model ns-a/a while Gateway API routing (which matches whole segments) no longer sends it to ns-a/a's route: a
+# header rule of another model takes it, and A's subscription is selected for B's backend. Here the identity is
+# read from the query-free `request.url_path` with empty segments kept: `/{ns}/{name}/...` with both segments
+# non-empty and `ns` not reserved, or KServe's `/publishers/{ns}/models/{name}/...` (the form of its routing
+# header), else the body-based routing header, else none (no subscription is selected).
+_SEGMENTS = 'request.url_path.split("/")'
+_RESERVED = "[" + ", ".join(f'"{segment}"' for segment in naming.RESERVED_FIRST_SEGMENTS) + "]"
+_PATH_ROUTED = (
+    f'size({_SEGMENTS}) >= 3 && {_SEGMENTS}[1] != "" && {_SEGMENTS}[2] != "" && !({_SEGMENTS}[1] in {_RESERVED})'
 )
-MODEL_IDENTITY_AVAILABLE = f'({_PATH_ROUTED} || "x-gateway-model-name" in request.headers)'
+_PUBLISHER_ROUTED = (
+    f'size({_SEGMENTS}) >= 5 && {_SEGMENTS}[1] == "publishers" && {_SEGMENTS}[2] != "" && '
+    f'{_SEGMENTS}[3] == "models" && {_SEGMENTS}[4] != ""'
+)
+MODEL_IDENTITY = (
+    f'(({_PATH_ROUTED}) ? {_SEGMENTS}[1] + "/" + {_SEGMENTS}[2] : (({_PUBLISHER_ROUTED}) ? '
+    f'"publishers/" + {_SEGMENTS}[2] + "/models/" + {_SEGMENTS}[4] : ("x-gateway-model-name" in request.headers'
+    '   ? request.headers["x-gateway-model-name"]   : "")))'
+)
+MODEL_IDENTITY_AVAILABLE = f'(({_PATH_ROUTED}) || ({_PUBLISHER_ROUTED}) || "x-gateway-model-name" in request.headers)'
 
 HAS_KEY_METADATA = "(has(auth.metadata) && has(auth.metadata.apiKeyValidation))"
 TOKEN_USERNAME = (
@@ -37,16 +56,68 @@ CALLER_GROUPS = (
     f"{HAS_KEY_METADATA} ? auth.metadata.apiKeyValidation.groups : "
     "(has(auth.identity.groups) ? auth.identity.groups : auth.identity.user.groups)"
 )
-CALLER_USERNAME = f"{HAS_KEY_METADATA} ? auth.metadata.apiKeyValidation.username : ({TOKEN_USERNAME})"
 REQUESTED_SUBSCRIPTION = (
     f"{HAS_KEY_METADATA} ? auth.metadata.apiKeyValidation.subscription : "
     '("x-maas-subscription" in request.headers ? request.headers["x-maas-subscription"] : "")'
 )
-SUBSCRIPTION_CACHE_KEY = (
-    f"({HAS_KEY_METADATA} ? auth.metadata.apiKeyValidation.userId : ({TOKEN_USERNAME}))"
-    f' + "|" + ({CALLER_GROUPS}).join(",") + "|" + ({REQUESTED_SUBSCRIPTION}) + "|" + {MODEL_IDENTITY}'
-)
-SELECTION = 'auth.metadata["subscription-info"]'
+# The identity came from the tenant's JWT authenticator: verified claims always carry `iss` (Authorino checks it
+# against `issuerUrl`), a TokenReview status (`{authenticated, user, audiences}`) never does.
+OIDC_IDENTITY = "has(auth.identity.iss)"
+
+
+def token_username(oidc: Oidc | None) -> str:
+    """A token caller's username: upstream's text without OIDC, or with OIDC configured as upstream has it
+    (`preferred_username`, no prefix). Otherwise an OIDC identity is `{usernamePrefix}{claim}` and a TokenReview
+    one its Kubernetes username, so an IdP user never carries a Kubernetes user's name (issue 17). The branch is
+    chosen by which authenticator made the identity, not by which claims it has: a JWT lacking the claim is
+    denied (`oidc-username-claim`) instead of falling through to a `user.username` claim of its own."""
+    if oidc is None or (oidc.usernameClaim == "preferred_username" and not oidc.usernamePrefix):
+        return TOKEN_USERNAME
+    claim = "auth.identity.sub"
+    if oidc.usernameClaim == "preferred_username":
+        claim = f"(has(auth.identity.preferred_username) ? auth.identity.preferred_username : {claim})"
+    named = f"{json.dumps(oidc.usernamePrefix)} + {claim}" if oidc.usernamePrefix else claim
+    return f"{OIDC_IDENTITY} ? {named} : auth.identity.user.username"
+
+
+def caller_username(oidc: Oidc | None) -> str:
+    """What maas-api's select, `userid` and the API-key branch know the caller as."""
+    return f"{HAS_KEY_METADATA} ? auth.metadata.apiKeyValidation.username : ({token_username(oidc)})"
+
+
+def subscription_cache_key(oidc: Oidc | None) -> str:
+    """One select answer per caller, groups, requested subscription and model: the caller part is the same
+    username the select body carries, so two callers maas-api tells apart never share a cached answer."""
+    return (
+        f"({HAS_KEY_METADATA} ? auth.metadata.apiKeyValidation.userId : ({token_username(oidc)}))"
+        f' + "|" + ({CALLER_GROUPS}).join(",") + "|" + ({REQUESTED_SUBSCRIPTION}) + "|" + {MODEL_IDENTITY}'
+    )
+
+
+def oidc_username_claim_predicate(oidc: Oidc) -> str:
+    """The OIDC identity carries the claim its username is made of (`sub`, the fallback of `preferred_username`)."""
+    if oidc.usernameClaim == "preferred_username":
+        return "has(auth.identity.preferred_username) || has(auth.identity.sub)"
+    return "has(auth.identity.sub)"
+
+
+def oidc_client_bound_predicate(client_id: str) -> str:
+    """The token was issued for the tenant's client, as OIDC Core 3.1.3.7 has a client check it: with `azp` (the
+    party the token was issued to) that party must be the client, even when `aud` also lists it (a token another
+    client obtained is not this client's); without `azp`, `aud` (a string or a list, RFC 7519 4.1.3) must contain
+    the client. A token with neither is denied. Upstream checked `azp` only when present, so any client's token
+    without `azp` passed. (Core's SHOULD to require `azp` when `aud` lists several audiences is not enforced.)"""
+    client, aud = json.dumps(client_id), "auth.identity.aud"
+    return (
+        f"has(auth.identity.azp) ? auth.identity.azp == {client} : "
+        f"(has({aud}) && (type({aud}) == string ? {aud} == {client} : {client} in {aud}))"
+    )
+
+
+CALLER_USERNAME = caller_username(None)  # upstream's text: no OIDC
+SUBSCRIPTION_CACHE_KEY = subscription_cache_key(None)
+SELECTION_METADATA = "subscription-info"  # the metadata rule whose JSON is maas-api's select answer
+SELECTION = f'auth.metadata["{SELECTION_METADATA}"]'
 RESOLVED_MODEL = (
     f'(has({SELECTION}.resolvedModel) && {SELECTION}.resolvedModel != "" ? {SELECTION}.resolvedModel : '
     f"{MODEL_IDENTITY})"
@@ -77,17 +148,22 @@ _OIDC_GROUPS_REGO = (
     f'unsafe_group[g] {{\n\tg := input.auth.identity.groups[_]\n\tnot regex.match("{SAFE_GROUP_NAME}", g)\n}}\n\n'
     "allow {\n\tcount(unsafe_group) == 0\n}"
 )
+# `X-MaaS-Group` is a JSON array maas-api parses, built by joining names (CEL has no JSON encoder), so only names
+# that need no escaping may be joined: `dev","premium-users` would otherwise arrive as two groups, and an API key
+# minted with that header would carry premium-users. OIDC tokens with such a name are denied (`oidc-groups-safe`;
+# upstream's all-or-nothing fallback here is never reached). A TokenReview or API-key group with such a name is
+# left out of the header and the rest kept: a smaller list can never lift access, while a deny would lock out
+# everyone in, say, an OpenShift group with a space in its name. Matching (the select body) still sees every name.
+_SAFE_USER_GROUPS = f"auth.identity.user.groups.filter(g, g.matches('{SAFE_GROUP_NAME}'))"
+_SAFE_KEY_GROUPS = f"auth.metadata.apiKeyValidation.groups.filter(g, g.matches('{SAFE_GROUP_NAME}'))"
 _TOKEN_GROUPS_HEADER = (
     "has(auth.identity.groups) ? (size(auth.identity.groups) > 0 && "
     f"auth.identity.groups.all(g, g.matches('{SAFE_GROUP_NAME}')) ? "
     "'[\"system:authenticated\",\"' + auth.identity.groups.join('\",\"') + '\"]' : '[\"system:authenticated\"]') : "
-    "(has(auth.identity.user.groups) && size(auth.identity.user.groups) > 0 ? "
-    "'[\"system:authenticated\",\"' + auth.identity.user.groups.join('\",\"') + '\"]' : '[\"system:authenticated\"]')"
+    f"(has(auth.identity.user.groups) && size({_SAFE_USER_GROUPS}) > 0 ? "
+    f"'[\"system:authenticated\",\"' + {_SAFE_USER_GROUPS}.join('\",\"') + '\"]' : '[\"system:authenticated\"]')"
 )
-_KEY_GROUPS_HEADER = (
-    "size(auth.metadata.apiKeyValidation.groups) > 0 ? "
-    "'[\"' + auth.metadata.apiKeyValidation.groups.join('\",\"') + '\"]' : '[]'"
-)
+_KEY_GROUPS_HEADER = f"size({_SAFE_KEY_GROUPS}) > 0 ? '[\"' + {_SAFE_KEY_GROUPS}.join('\",\"') + '\"]' : '[]'"
 
 
 @dataclass(frozen=True)
@@ -195,7 +271,7 @@ def _metadata(platform: PlatformConfig, tenant: TenantConfig, keys: ApiKeyCel) -
     selection_body = (
         "{\n"
         f'  "groups": {CALLER_GROUPS},\n'
-        f'  "username": {CALLER_USERNAME},\n'
+        f'  "username": {caller_username(tenant.oidc)},\n'
         f'  "requestedSubscription": {REQUESTED_SUBSCRIPTION},\n'
         f'  "requestedModel": {MODEL_IDENTITY}\n'
         "}"
@@ -207,11 +283,11 @@ def _metadata(platform: PlatformConfig, tenant: TenantConfig, keys: ApiKeyCel) -
             http=_http_post(maas_api_url(platform, tenant, "api-keys/validate"), f'{{"key": {keys.raw_key}}}'),
             cache=_cached(keys.raw_key, ttl),
         ),
-        "subscription-info": _evaluator(
+        SELECTION_METADATA: _evaluator(
             1,
             _when(MODEL_IDENTITY_AVAILABLE),
             http=_http_post(maas_api_url(platform, tenant, "subscriptions/select"), selection_body),
-            cache=_cached(SUBSCRIPTION_CACHE_KEY, ttl),
+            cache=_cached(subscription_cache_key(tenant.oidc), ttl),
         ),
     }
 
@@ -222,7 +298,7 @@ def client_header_guard() -> list[dict[str, str]]:
 
 
 def _authorization(platform: PlatformConfig, tenant: TenantConfig, keys: ApiKeyCel) -> dict:
-    ttl = authz_cache_ttl(platform)
+    ttl, selection_key = authz_cache_ttl(platform), subscription_cache_key(tenant.oidc)
     on_model = _when(MODEL_IDENTITY_AVAILABLE)
     rules = {
         "deny-client-identity-headers": _evaluator(patternMatching={"patterns": client_header_guard()}),
@@ -231,10 +307,10 @@ def _authorization(platform: PlatformConfig, tenant: TenantConfig, keys: ApiKeyC
             cache=_cached(f'"api-key|" + ({keys.raw_key}) + "|" + {MODEL_IDENTITY}', ttl),
         ),
         "subscription-valid": _evaluator(
-            0, on_model, opa={"rego": _SUBSCRIPTION_VALID_REGO}, cache=_cached(SUBSCRIPTION_CACHE_KEY, ttl)
+            0, on_model, opa={"rego": _SUBSCRIPTION_VALID_REGO}, cache=_cached(selection_key, ttl)
         ),
         "require-group-membership": _evaluator(
-            0, on_model, opa={"rego": _ACCESS_ALLOWED_REGO}, cache=_cached(SUBSCRIPTION_CACHE_KEY, ttl)
+            0, on_model, opa={"rego": _ACCESS_ALLOWED_REGO}, cache=_cached(selection_key, ttl)
         ),
     }
     if tenant.oidc is not None:
@@ -243,23 +319,28 @@ def _authorization(platform: PlatformConfig, tenant: TenantConfig, keys: ApiKeyC
             _when(f"{keys.not_key} && has(auth.identity.groups) && size(auth.identity.groups) > 0"),
             opa={"rego": _OIDC_GROUPS_REGO},
         )
+        # Upstream's name, stricter: every OIDC identity (not only one with `azp`) must be the client's.
+        oidc_caller = f"{keys.not_key} && {JWT_BEARER} && {OIDC_IDENTITY}"
         rules["oidc-client-bound"] = _evaluator(
             1,
-            _when(f"{keys.not_key} && {JWT_BEARER} && has(auth.identity.azp)"),
-            patternMatching={
-                "patterns": [{"selector": "auth.identity.azp", "operator": "eq", "value": tenant.oidc.clientId}]
-            },
+            _when(oidc_caller),
+            patternMatching={"patterns": [{"predicate": oidc_client_bound_predicate(tenant.oidc.clientId)}]},
+        )
+        rules["oidc-username-claim"] = _evaluator(
+            1,
+            _when(oidc_caller),
+            patternMatching={"patterns": [{"predicate": oidc_username_claim_predicate(tenant.oidc)}]},
         )
     return rules
 
 
-def _success_headers(keys: ApiKeyCel) -> dict:
+def _success_headers(keys: ApiKeyCel, oidc: Oidc | None) -> dict:
     return {
         "X-MaaS-Username": _evaluator(
             0, _when(keys.is_key), plain={"selector": "auth.metadata.apiKeyValidation.username"}
         ),
         "X-MaaS-Username-Token": _evaluator(
-            1, _when(keys.not_key), plain={"expression": TOKEN_USERNAME}, key="X-MaaS-Username"
+            1, _when(keys.not_key), plain={"expression": token_username(oidc)}, key="X-MaaS-Username"
         ),
         "X-MaaS-Group": _evaluator(0, _when(keys.is_key), plain={"expression": _KEY_GROUPS_HEADER}),
         "X-MaaS-Group-Token": _evaluator(
@@ -281,12 +362,12 @@ def _success_headers(keys: ApiKeyCel) -> dict:
     }
 
 
-def identity_properties() -> dict[str, str]:
+def identity_properties(oidc: Oidc | None = None) -> dict[str, str]:
     """`auth.identity.*` after the gateway policy: what TRLPs count and match on, and telemetry labels by."""
     return {
         "groups": CALLER_GROUPS,
         "groups_str": f'({CALLER_GROUPS}).join(",")',
-        "userid": CALLER_USERNAME,
+        "userid": caller_username(oidc),
         "keyId": f'{HAS_KEY_METADATA} ? auth.metadata.apiKeyValidation.keyId : ""',
         "keyName": f'{HAS_KEY_METADATA} ? auth.metadata.apiKeyValidation.keyName : ""',
         "selected_subscription": selection_or("name", '""'),
@@ -302,11 +383,11 @@ def identity_properties() -> dict[str, str]:
     }
 
 
-def _response(keys: ApiKeyCel) -> dict:
-    properties = {name: {"expression": expression} for name, expression in identity_properties().items()}
+def _response(keys: ApiKeyCel, oidc: Oidc | None) -> dict:
+    properties = {name: {"expression": expression} for name, expression in identity_properties(oidc).items()}
     return {
         "success": {
-            "headers": _success_headers(keys),
+            "headers": _success_headers(keys, oidc),
             "filters": {"identity": {"json": {"properties": properties}, "metrics": True, "priority": 0}},
         },
         "unauthenticated": {"code": 401, "message": {"value": "Authentication required"}},
@@ -333,7 +414,7 @@ def gateway_auth_policy(platform: PlatformConfig, tenant: TenantConfig, x_api_ke
         "metadata": _metadata(platform, tenant, keys),
         "authentication": _authentication(platform, tenant, keys, x_api_key),
         "authorization": _authorization(platform, tenant, keys),
-        "response": _response(keys),
+        "response": _response(keys, tenant.oidc),
     }
     return k8s_object(
         naming.AUTH_POLICY_API_VERSION,
@@ -359,7 +440,10 @@ DEFAULT_DENY_EXEMPT_PREFIXES = ("/maas-api", "/v1/models", "/v1/subscriptions", 
 
 
 def default_deny_predicate() -> str:
-    return " && ".join(f'!request.path.startsWith("{prefix}")' for prefix in DEFAULT_DENY_EXEMPT_PREFIXES)
+    """True outside the exempt paths, each taken as whole segments of the query-free path: a string prefix would
+    let `/v1/modelsX/...` or `/maas-apiX/...` escape the zero limit on any route without a policy of its own. One
+    anchored regex: Kuadrant copies this predicate into every ActionSet of such a route (the gateway budget)."""
+    return f"!request.url_path.matches('^({'|'.join(DEFAULT_DENY_EXEMPT_PREFIXES)})(/|$)')"
 
 
 def default_deny_policy(platform: PlatformConfig, tenant: TenantConfig) -> dict:

@@ -1,10 +1,11 @@
 """MaaSModelRef status: seed 004 and upstream 3.1-3.4, from configuration and what was observed of the cluster.
 
 maas-api lists a model only when its phase is `Ready`, so the phase must be true of the cluster, not of the
-intent: `Failed` when the backend does not exist or its route serves another Gateway, `Pending` while the route
-is missing or not accepted, the backend not ready or the model not governed, `Ready` otherwise. Every non-Ready
-phase clears `endpoint`. When the snapshot did not look at the model's route (offline render without `--observed`,
-`platform.observe: false`) the status is the intended one, marked `RuntimeReady: Unknown/NotObserved`.
+intent: `Failed` when the backend does not exist, its route serves another Gateway, or a URL or hostname read from
+the cluster may not be handed to clients (`urls.py`), `Pending` while the route is missing or not accepted, the
+backend not ready or the model not governed, `Ready` otherwise. Every non-Ready phase clears `endpoint`. When the
+snapshot did not look at the model's route (offline render without `--observed`, `platform.observe: false`) the
+status is the intended one, marked `RuntimeReady: Unknown/NotObserved`.
 
 The inputs are plain data (`ModelFacts`), so the status writer can judge the model again at `pulumi up`, just
 before it writes, through this same function.
@@ -13,14 +14,16 @@ before it writes, through this same function.
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
+from ...config.errors import quoted
 from ...observe import Lookup, ObjectRef, Observed
-from ...observe.fields import dig, items_at, mapping_at, strings_at, text_at
+from ...observe.fields import dig, items_at, mapping_at, positions_at, strings_at, text_at
 from .conditions import condition, first_condition, has_condition
 from .facts import Facts
+from .urls import hostname_problem, url_problem
 
 GOVERNANCE = ("authPolicy", "subscription")
 CONFIG_KEYS = {"authPolicy": "maas:authPolicies", "subscription": "maas:subscriptions"}
@@ -29,6 +32,7 @@ NOT_OBSERVED = (
 )
 # Upstream's address preference for an LLMInferenceService's external URL (providers_llmisvc.go).
 PREFERRED_ADDRESSES = ("gateway-external-model-routing", "gateway-external")
+REFUSED_FIX = "it is published once it is an http(s) URL a client can call, or set the model's endpointOverride"
 
 
 @dataclass(frozen=True)
@@ -118,8 +122,10 @@ def _configured_endpoint(facts: ModelFacts) -> str | None:
 
 
 def _endpoint_on(facts: ModelFacts, host: str) -> str:
-    """LLMInferenceService endpoints carry the MaaSModelRef name as path; ExternalModel endpoints are the host."""
-    return f"https://{host}" if facts.kind == "ExternalModel" else f"https://{host}/{facts.name}"
+    """LLMInferenceService endpoints carry the MaaSModelRef name as path; ExternalModel endpoints are the host.
+    An IPv6 address (a Gateway's `status.addresses`) is bracketed, as a URL writes it."""
+    authority = f"[{host}]" if ":" in host else host
+    return f"https://{authority}" if facts.kind == "ExternalModel" else f"https://{authority}/{facts.name}"
 
 
 # -------------------------------------------------------------------------------------------- observed
@@ -136,20 +142,29 @@ def _observed(
     if route is None:
         where = f"{facts.route_namespace}/{facts.route_name}"
         return _pending(facts, None, f"HTTPRoute {where} does not exist yet", runtime=None)
-    if not _references_gateway(route, facts):
-        found = "/".join(_first_parent(route, facts) or ("", ""))
-        return _failed(
-            facts,
-            route,
-            f"HTTPRoute {facts.route_namespace}/{facts.route_name} does not reference gateway "
-            f"{facts.gateway_namespace}/{facts.gateway_name} (found: {found})",
-        )
+    refused = _refused_hostname(facts, route) or _wrong_gateway(facts, route)
+    if refused is not None:
+        return _failed(facts, route, refused)
     problems = _runtime_problems(facts, route, backend)
     if problems:
         return _pending(facts, route, "; ".join(problems), runtime="; ".join(problems))
     if not facts.governed:
         return _pending(facts, route, "waiting for a subscription and an auth policy", runtime="")
-    endpoint = facts.endpoint_override or _discovered_endpoint(facts, route, backend, gateway)
+    return _ready(facts, route, backend, gateway)
+
+
+def _ready(
+    facts: ModelFacts,
+    route: Mapping[str, Any],
+    backend: Mapping[str, Any] | None,
+    gateway: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """Governed, backend ready, route accepted: `Ready`, unless the endpoint found on the cluster is refused."""
+    found = None if facts.endpoint_override else _discovered_endpoint(facts, route, backend, gateway)
+    refused = _refused_endpoint(found)
+    if refused is not None:
+        return _failed(facts, route, refused)
+    endpoint = facts.endpoint_override or (found.url if found else "")
     conditions = [
         _governance_condition(facts),
         condition("Ready", "True", "Reconciled", "governed, backend ready and route accepted"),
@@ -247,18 +262,39 @@ def _references_gateway(route: Mapping[str, Any], facts: ModelFacts) -> bool:
     return any(_parent(ref, facts.route_namespace) == _gateway(facts) for ref in parents)
 
 
+def _wrong_gateway(facts: ModelFacts, route: Mapping[str, Any]) -> str | None:
+    if _references_gateway(route, facts):
+        return None
+    found = "/".join(_first_parent(route, facts) or ("", ""))
+    return (
+        f"HTTPRoute {facts.route_namespace}/{facts.route_name} does not reference gateway "
+        f"{facts.gateway_namespace}/{facts.gateway_name} (found: {found})"
+    )
+
+
 def _first_parent(route: Mapping[str, Any], facts: ModelFacts) -> tuple[str, str] | None:
     parents = items_at(route, "spec", "parentRefs")
     return _parent(parents[0], facts.route_namespace) if parents else None
 
 
 def _route_fields(facts: ModelFacts, route: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The observed route's name, the gateway it serves (the expected one, else its first parent) and hostnames."""
+    """The observed route's name, the gateway it serves (the expected one, else its first parent) and hostnames:
+    only those a Gateway accepts (any other fails the model, `_refused_hostname`)."""
     if route is None:
         return None
     gateway = _gateway(facts) if _references_gateway(route, facts) else _first_parent(route, facts) or ("", "")
-    hostnames = list(strings_at(route, "spec", "hostnames"))
+    hostnames = [h for h in strings_at(route, "spec", "hostnames") if hostname_problem(h) is None]
     return {"name": facts.route_name, "gateway": gateway, "hostnames": hostnames}
+
+
+def _refused_hostname(facts: ModelFacts, route: Mapping[str, Any]) -> str | None:
+    """The message for the first route hostname that may not reach the status (`urls.hostname_problem`)."""
+    for index, hostname in positions_at(route, "spec", "hostnames"):
+        problem = hostname_problem(hostname) if isinstance(hostname, str) else None
+        if problem is not None:
+            where = f"HTTPRoute {facts.route_namespace}/{facts.route_name} spec.hostnames[{index}]"
+            return f"{where} refused: {quoted(hostname)} {problem}"
+    return None
 
 
 def _accepted(route: Mapping[str, Any], facts: ModelFacts) -> bool:
@@ -288,8 +324,24 @@ def _runtime_problems(facts: ModelFacts, route: Mapping[str, Any], backend: Mapp
 # ---------------------------------------------------------------------------------------------- endpoint
 
 
+@dataclass(frozen=True)
+class Found:
+    """An endpoint and the live field it was read or built from: a refusal names that field."""
+
+    url: str
+    source: str  # e.g. "LLMInferenceService llm/granite status.addresses[0].url"
+
+
 def _addresses(backend: Mapping[str, Any] | None) -> tuple[Mapping[str, Any], ...]:
     return items_at(backend, "status", "addresses")
+
+
+def _refused_endpoint(found: Found | None) -> str | None:
+    """Why the discovered endpoint is not published (the model is then Failed): `urls.url_problem`."""
+    problem = None if found is None else url_problem(found.url)
+    if found is None or problem is None:
+        return None
+    return f"{found.source} refused as the endpoint: {quoted(found.url)} {problem}; {REFUSED_FIX}"
 
 
 def _discovered_endpoint(
@@ -297,43 +349,45 @@ def _discovered_endpoint(
     route: Mapping[str, Any],
     backend: Mapping[str, Any] | None,
     gateway: Mapping[str, Any] | None,
-) -> str:
-    """Upstream 3.3: the LLMInferenceService's own URLs first, then the route's first hostname, then the Gateway's
-    first listener hostname, Hostname-type address, or first address."""
-    hostnames = list(strings_at(route, "spec", "hostnames"))
+) -> Found | None:
+    """Upstream 3.3: the LLMInferenceService's own URLs first, then a host of the route or the Gateway."""
     if facts.kind == "LLMInferenceService":
-        found = llmisvc_endpoint(backend or {}, hostnames)
-        if found:
-            return found
-    if hostnames:
-        return _endpoint_on(facts, hostnames[0])
-    host = _gateway_host(gateway)
-    return "" if host is None else _endpoint_on(facts, host)
+        found = llmisvc_endpoint(backend or {}, strings_at(route, "spec", "hostnames"))
+        if found is not None:
+            return replace(found, source=f"LLMInferenceService {facts.namespace}/{facts.backend} {found.source}")
+    first = next(_hosts(facts, route, gateway), None)
+    return None if first is None else Found(_endpoint_on(facts, first[1]), first[0])
 
 
-def llmisvc_endpoint(backend: Mapping[str, Any], hostnames: Iterable[str]) -> str:
+def llmisvc_endpoint(backend: Mapping[str, Any], hostnames: Iterable[str]) -> Found | None:
     """`getEndpointFromLLMISvc`: the preferred named address (restricted to the route's hostnames when it has
-    some, https first); with no hostnames, the first base-path address, `status.url`, then any URL; else ""."""
+    some, https first); with no hostnames, the first base-path address, `status.url`, then any URL; else None."""
     hosts = {h.lower() for h in hostnames}
-    addresses = _addresses(backend)
+    addresses = _address_urls(backend)
     for wanted in PREFERRED_ADDRESSES:
-        urls = [
-            a["url"]
-            for a in addresses
-            if a.get("name") == wanted and text_at(a, "url") and (not hosts or _host(a["url"]) in hosts)
-        ]
+        urls = [f for name, f in addresses if name == wanted and (not hosts or _host(f.url) in hosts)]
         if urls:
-            return next((u for u in urls if u.startswith("https://")), urls[0])
+            return next((f for f in urls if f.url.startswith("https://")), urls[0])
     if hosts:
-        return ""
-    urls = [a["url"] for a in addresses if text_at(a, "url")]
-    url = text_at(backend, "status", "url") or ""
-    base = [u for u in urls if _path(u) in ("", "/")]
+        return None
+    urls = [f for _, f in addresses]
+    status_url = text_at(backend, "status", "url")
+    url = Found(status_url, "status.url") if status_url else None
+    base = [f for f in urls if _path(f.url) in ("", "/")]
     if base:
         return base[0]
-    if url and _path(url) in ("", "/"):
+    if url is not None and _path(url.url) in ("", "/"):
         return url
     return urls[0] if urls else url
+
+
+def _address_urls(backend: Mapping[str, Any]) -> list[tuple[Any, Found]]:
+    """(name, URL) of each address that has a URL, the URL's field named by its position in the list."""
+    return [
+        (address.get("name"), Found(address["url"], f"status.addresses[{index}].url"))
+        for index, address in positions_at(backend, "status", "addresses")
+        if text_at(address, "url")
+    ]
 
 
 def _host(url: str) -> str:
@@ -351,13 +405,20 @@ def _path(url: str) -> str | None:
         return None
 
 
-def _gateway_host(gateway: Mapping[str, Any] | None) -> str | None:
-    if gateway is None:
-        return None
-    for listener in items_at(gateway, "spec", "listeners"):
-        if text_at(listener, "hostname"):
-            return listener["hostname"]
-    addresses = items_at(gateway, "status", "addresses")
-    named = [a["value"] for a in addresses if a.get("type") == "Hostname" and text_at(a, "value")]
-    values = [a["value"] for a in addresses if text_at(a, "value")]
-    return (named or values or [None])[0]
+def _hosts(facts: ModelFacts, route: Mapping[str, Any], gateway: Mapping[str, Any] | None) -> Iterator[tuple[str, str]]:
+    """(field, host) in upstream's order: the route's hostnames, the Gateway's listener hostnames, its first
+    Hostname-type address, else its first address. A wildcard names no host to call and is passed over, as for the
+    intended endpoint (`_configured_endpoint`)."""
+    on_route = f"HTTPRoute {facts.route_namespace}/{facts.route_name}"
+    for index, hostname in positions_at(route, "spec", "hostnames"):
+        if isinstance(hostname, str) and not hostname.startswith("*."):
+            yield f"{on_route} spec.hostnames[{index}]", hostname
+    on_gateway = f"Gateway {facts.gateway_namespace}/{facts.gateway_name}"
+    for index, listener in positions_at(gateway, "spec", "listeners"):
+        hostname = text_at(listener, "hostname")
+        if hostname and not hostname.startswith("*."):
+            yield f"{on_gateway} spec.listeners[{index}].hostname", hostname
+    addresses = [(index, a) for index, a in positions_at(gateway, "status", "addresses") if text_at(a, "value")]
+    named = [(index, a) for index, a in addresses if a.get("type") == "Hostname"]
+    for index, address in (named or addresses)[:1]:
+        yield f"{on_gateway} status.addresses[{index}].value", address["value"]

@@ -1,5 +1,5 @@
-"""A tenant's maas-api (upstream-platform.md §4.2, §4.3): Deployment, Service, key-cleanup CronJob, HTTPRoute and
-backend TLS in the shared infra namespace, plus the serving Certificate on xKS.
+"""A tenant's maas-api (upstream-platform.md §4.2, §4.3): Deployment, Service, key-cleanup CronJob and HTTPRoute in
+the shared infra namespace, the serving Certificate on xKS, and the gateway's backend TLS in the gateway namespace.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ SERVING_CERT_ANNOTATION = "service.beta.openshift.io/serving-cert-secret-name"
 TLS_DIR = "/etc/maas-api/tls"
 CA_DIR = "/etc/ssl/certs/openshift-service-ca"
 REWRITTEN_PATH = "/maas-api"  # served at the root of maas-api
+CA_ISSUER = "rhai-ca-issuer"  # the cert-manager ClusterIssuer of maas-api's certificate on xKS
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,19 @@ class MaasApi:
     @property
     def xks(self) -> bool:
         return self.config.platform.flavor == "xks"
+
+    @property
+    def host(self) -> str:
+        """What the gateway connects to (and, on OpenShift, the name maas-api's certificate must carry)."""
+        return f"{self.name}.{self.namespace}.svc.cluster.local"
+
+    @property
+    def gateway_namespace(self) -> str:
+        return self.config.platform.gateway.namespace
+
+    @property
+    def backend_tls_name(self) -> str:
+        return naming.for_tenant("maas-api-backend-tls", self.tenant.name)
 
     @property
     def serving_secret(self) -> str:
@@ -211,24 +225,53 @@ def _route(api: MaasApi) -> Desired:
 
 
 def _backend_tls(api: MaasApi) -> Desired:
-    """The gateway re-encrypts to maas-api (its certificate is signed by a cluster CA the gateway does not pin)."""
+    """The gateway re-encrypts to maas-api, on port 8443 (`_backend_tls_settings` says how it checks the peer)."""
     spec = {
-        "host": f"{api.name}.{api.namespace}.svc.cluster.local",
+        "host": api.host,
         "trafficPolicy": {
-            "portLevelSettings": [
-                {"port": {"number": naming.MAAS_API_PORT}, "tls": {"mode": "SIMPLE", "insecureSkipVerify": True}}
-            ]
+            "portLevelSettings": [{"port": {"number": naming.MAAS_API_PORT}, "tls": _backend_tls_settings(api)}]
         },
     }
-    name = naming.for_tenant("maas-api-backend-tls", api.tenant.name)
-    return api.obj(DESTINATION_RULE_API_VERSION, "DestinationRule", name, api.config.platform.gateway.namespace, spec)
+    return api.obj(DESTINATION_RULE_API_VERSION, "DestinationRule", api.backend_tls_name, api.gateway_namespace, spec)
+
+
+def _backend_tls_settings(api: MaasApi) -> dict[str, Any]:
+    """On OpenShift the service CA signs maas-api's certificate, and OpenShift mounts that CA's bundle (ConfigMap
+    `openshift-service-ca.crt`) into every pod, the gateway's too: the gateway verifies maas-api against that file
+    (`caCertificates`, a path in the proxy) and its service names. `credentialName` is not used: Istio reads it
+    from a Secret in the gateway namespace, and the service CA is published only as ConfigMaps.
+
+    On xKS the certificate comes from cert-manager's ClusterIssuer, whose CA the gateway cannot read: no
+    verification there (`unverified_tls_notes` says so and what would enable it)."""
+    if api.xks:
+        return {"mode": "SIMPLE", "insecureSkipVerify": True}
+    return {
+        "mode": "SIMPLE",
+        "caCertificates": naming.SERVICE_CA_FILE,
+        "sni": api.host,
+        "subjectAltNames": [f"{api.name}.{api.namespace}.svc", api.host],
+    }
+
+
+def unverified_tls_notes(config: MaasConfig, tenant: TenantConfig) -> list[str]:
+    """The tenant's maas-api DestinationRule, when it cannot verify maas-api's certificate (xKS)."""
+    api = MaasApi(config, tenant)
+    if not api.xks:
+        return []
+    return [
+        f"maas:tenants ({tenant.name}): DestinationRule {api.gateway_namespace}/{api.backend_tls_name} skips "
+        "certificate verification (insecureSkipVerify) on flavor xks: maas-api's certificate comes from the "
+        f"cert-manager ClusterIssuer {CA_ISSUER}, whose CA the gateway cannot read. Verifying it needs that CA as "
+        f"key ca.crt of a Secret in {api.gateway_namespace} for the DestinationRule to name as credentialName; no "
+        "setting of this program names one yet"
+    ]
 
 
 def _certificate(api: MaasApi) -> Desired:
     host = f"{api.name}.{api.namespace}.svc"
     spec = {
         "secretName": api.serving_secret,
-        "issuerRef": {"name": "rhai-ca-issuer", "kind": "ClusterIssuer", "group": "cert-manager.io"},
+        "issuerRef": {"name": CA_ISSUER, "kind": "ClusterIssuer", "group": "cert-manager.io"},
         "dnsNames": [host, f"{host}.cluster.local"],
         "duration": "2160h",
         "renewBefore": "360h",

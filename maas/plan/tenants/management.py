@@ -34,6 +34,7 @@ def add_tenants(config: MaasConfig, observed: Observed, plan: Plan) -> None:
         if tenant.managementState == "Unmanaged":
             owner.outputs["phase"] = "Unmanaged"
         plan.warnings.extend(built.warnings)
+        plan.notes.extend(built.notes)
     if any(tenant.managementState != "Removed" for tenant in config.tenants):
         plan.add(*PLATFORM, *shared_platform(config.platform))
     names = sorted(tenant.name for tenant in config.tenants)

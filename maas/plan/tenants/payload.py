@@ -14,7 +14,7 @@ from ...config import MaasConfig, TenantConfig
 from ..desired import Desired, k8s_object
 from .extproc import ENVOY_FILTER_API_VERSION, GRPC_PORT, ExtProcFilters
 from .netpol import dns_egress, gateway_pods, namespace_peer, network_policy, tcp
-from .rbac import cluster_role_binding, service_account_subject
+from .rbac import cluster_role_binding, role_binding, service_account_subject
 
 DESTINATION_RULE_API_VERSION = "networking.istio.io/v1"
 METRICS_PORT = 9005
@@ -127,8 +127,37 @@ def payload_processing(config: MaasConfig, tenant: TenantConfig) -> tuple[list[D
         bodies.append(hpa)
     reader = service_account_subject(names.processing, ctx.namespace)
     bodies.append(cluster_role_binding(names.reader, naming.PAYLOAD_PROCESSING_READER, reader, ctx.labels))
+    bodies += _credential_readers(ctx, reader)
     objects = [Desired(body) for body in bodies] + [_plugins(ctx)]
     return objects, warnings
+
+
+def _credential_namespaces(config: MaasConfig, tenant: TenantConfig) -> list[str]:
+    """Where the tenant's ExternalModels live, sorted: each names its credential Secret in its own namespace."""
+    externals = (m for m in config.models if m.tenant == tenant.name and m.modelRef.kind == "ExternalModel")
+    return sorted({model.namespace for model in externals})
+
+
+def _credential_readers(ctx: Context, reader: dict[str, str]) -> list[dict[str, Any]]:
+    """A RoleBinding to the Secret-reading ClusterRole in each namespace holding the tenant's ExternalModels;
+    computed from configuration, so the binding of a namespace goes when its last ExternalModel does."""
+    name = naming.payload_credentials_reader_name(ctx.tenant.name)
+    return [
+        role_binding(name, namespace, naming.PAYLOAD_CREDENTIALS_READER, reader, ctx.labels)
+        for namespace in _credential_namespaces(ctx.config, ctx.tenant)
+    ]
+
+
+def unverified_tls_note(config: MaasConfig, tenant: TenantConfig) -> str:
+    """Why both processors' DestinationRules keep `insecureSkipVerify`, for the plan's warnings."""
+    ctx = Context(config, tenant, Names.of(tenant.name))
+    rules = " and ".join(f"{ctx.namespace}/{name}" for name, _ in _instances(ctx.names))
+    return (
+        f"maas:tenants ({tenant.name}).payloadProcessing: DestinationRules {rules} skip certificate verification "
+        "(insecureSkipVerify): the payload processor serves a self-signed certificate it generates at every start, "
+        "which no CA can verify. Verifying it needs a payload-processing image that serves a mounted certificate "
+        "(such as the OpenShift serving certificate of its Service); no setting of this program can provide one"
+    )
 
 
 def _instances(names: Names) -> list[tuple[str, str]]:
@@ -209,6 +238,7 @@ def _service(ctx: Context, name: str, app: str) -> dict[str, Any]:
 
 
 def _destination_rule(ctx: Context, name: str) -> dict[str, Any]:
+    """TLS without verification: the processor's certificate is self-signed at start (`unverified_tls_note`)."""
     spec = {"host": ctx.host(name), "trafficPolicy": {"tls": {"mode": "SIMPLE", "insecureSkipVerify": True}}}
     return ctx.obj(DESTINATION_RULE_API_VERSION, "DestinationRule", name, spec)
 

@@ -14,9 +14,9 @@ from ... import naming
 from ...config import MaasConfig, TenantConfig
 from ...observe import Observed
 from ..desired import Desired, k8s_object
-from .maasapi import maas_api
+from .maasapi import maas_api, unverified_tls_notes
 from .migration import Decision, migration_decision
-from .payload import payload_processing
+from .payload import payload_processing, unverified_tls_note
 from .rbac import tenant_admin_role
 from .telemetry import gateway_telemetry, telemetry_labels
 
@@ -31,6 +31,7 @@ class TenantPlatform:
     objects: list[Desired] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # facts no setting changes (unverifiable TLS): said, not warned
     migration: Decision | None = None  # None for an IPP tenant
 
 
@@ -41,15 +42,24 @@ def tenant_platform(config: MaasConfig, tenant: TenantConfig, observed: Observed
     namespace = _namespace(tenant)
     built.objects += [namespace, *(replace(obj, depends_on=(namespace.identity,)) for obj in in_namespace)]
     built.objects += maas_api(config, tenant)
-    payload, replica_warnings = payload_processing(config, tenant)
-    if _cleans_up(tenant, built.migration):
-        payload, replica_warnings = [], []  # unregistered, so Pulumi deletes them; their settings no longer apply
+    payload, replica_warnings, payload_tls = _payload(config, tenant, built.migration)
     built.objects += payload
     telemetry, privacy_warnings = gateway_telemetry(config.platform, tenant)
     built.objects += telemetry
     built.degraded = replica_warnings + _migration_warnings(tenant, built.migration)
-    built.warnings = built.degraded + privacy_warnings + list(built.migration.notes if built.migration else ())
+    built.notes = unverified_tls_notes(config, tenant) + payload_tls
+    migration_notes = list(built.migration.notes if built.migration else ())
+    built.warnings = built.degraded + privacy_warnings + migration_notes
     return built
+
+
+def _payload(config: MaasConfig, tenant: TenantConfig, migration: Decision | None) -> tuple[list, list, list]:
+    """IPP's objects, the warnings that degrade the tenant, and its TLS warning; nothing once a Praxis migration
+    cleans IPP up (unregistered, so Pulumi deletes them; their settings no longer apply)."""
+    if _cleans_up(tenant, migration):
+        return [], [], []
+    objects, replica_warnings = payload_processing(config, tenant)
+    return objects, replica_warnings, [unverified_tls_note(config, tenant)]
 
 
 def tenant_outputs(config: MaasConfig, tenant: TenantConfig, built: TenantPlatform) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """RBAC of the platform (upstream-platform.md §8): shared ClusterRoles, their bindings, the tenant-admin Role.
 
-The ClusterRoles are shared by every tenant (one set, however many tenants); only the payload-processing reader
-binding and the tenant-admin Role are per tenant.
+The ClusterRoles are shared by every tenant (one set, however many tenants); the payload-processing reader
+binding, the payload processor's credential RoleBindings and the tenant-admin Role are per tenant.
 """
 
 from __future__ import annotations
@@ -55,6 +55,12 @@ CLUSTER_ROLE_RULES: dict[str, list[dict[str, Any]]] = {
     ],
     naming.PAYLOAD_PROCESSING_READER: [
         rule("", ["configmaps"], READ),
+        # Kept although each tenant also gets namespaced credential RoleBindings (payload.py): the payload
+        # processor's apikey-injection plugin lists and watches Secrets through a controller-runtime cache that
+        # spans the cluster (its manager narrows to one namespace at most, with NAMESPACE), and the API server
+        # authorises such a LIST only through a ClusterRoleBinding. Without this rule that cache never syncs and the
+        # processor exits. Drop it once the processor caches Secrets per namespace: the RoleBindings already grant
+        # what it then needs.
         rule("", ["secrets"], READ),
         rule(MAAS_GROUP, ["externalmodels"], READ),
         rule(MAAS_GROUP, ["externalmodels/finalizers"], ["update"]),
@@ -65,6 +71,11 @@ CLUSTER_ROLE_RULES: dict[str, list[dict[str, Any]]] = {
         rule(naming.GATEWAY_API_GROUP, ["httproutes"], WRITE),
         rule("networking.istio.io", ["serviceentries", "destinationrules"], WRITE),
     ],
+    # Bound per namespace (RoleBindings, payload.py), never cluster-wide. One shared ClusterRole rather than a Role
+    # per namespace: whoever runs this program then needs `escalate` and `bind` on one fixed name, not on a Role
+    # name per tenant, nor read access to every Secret itself. No `resourceNames`: the processor reads through an
+    # informer (list and watch, which `resourceNames` cannot narrow).
+    naming.PAYLOAD_CREDENTIALS_READER: [rule("", ["secrets"], READ)],
 }
 
 TENANT_ADMIN_RULES = [
@@ -75,7 +86,7 @@ TENANT_ADMIN_RULES = [
 
 
 def shared_rbac(platform: PlatformConfig) -> list[Desired]:
-    """The three shared ClusterRoles and the two bindings of the (shared) maas-api ServiceAccount."""
+    """The shared ClusterRoles and the two bindings of the (shared) maas-api ServiceAccount."""
     roles = [
         Desired(k8s_object(RBAC_API_VERSION, "ClusterRole", name, None, labels=naming.platform_labels(), rules=rules))
         for name, rules in CLUSTER_ROLE_RULES.items()
@@ -100,6 +111,21 @@ def cluster_role_binding(name: str, role: str, subject: dict[str, str], labels: 
         None,
         labels=labels,
         roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        subjects=[subject],
+    )
+
+
+def role_binding(
+    name: str, namespace: str, cluster_role: str, subject: dict[str, str], labels: dict[str, str]
+) -> dict[str, Any]:
+    """Grants `cluster_role`'s rules to `subject` in `namespace` only."""
+    return k8s_object(
+        RBAC_API_VERSION,
+        "RoleBinding",
+        name,
+        namespace,
+        labels=labels,
+        roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cluster_role},
         subjects=[subject],
     )
 

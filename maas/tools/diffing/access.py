@@ -22,7 +22,7 @@ from .sides import Key, Side
 
 Subject = tuple[str, str]  # ("group" | "user", name)
 _GROUPS = f"{GUARDED_CALLER_GROUPS}.exists(g, g in "
-_USERS = f"{GUARDED_CALLER_USERNAME} in "
+_IN = " in "  # the users clause: `{the tenant's username expression} in [...]`
 _OR = " || "
 
 
@@ -106,10 +106,18 @@ def subjects_of(predicate: Any) -> list[Subject] | None:
     groups, position = _list_after(predicate, 0, _GROUPS, ")")
     if groups and predicate.startswith(_OR, position):
         position += len(_OR)
-    users, _ = _list_after(predicate, position, _USERS, "")
-    if model_access_predicate(groups, users) != predicate:
-        return None
-    return [("group", g) for g in groups] + [("user", u) for u in users]
+    for username in _username_candidates(predicate, position):
+        users, _ = _list_after(predicate, position, f"{username}{_IN}", "")
+        if model_access_predicate(groups, users, username) == predicate:
+            return [("group", g) for g in groups] + [("user", u) for u in users]
+    return None
+
+
+def _username_candidates(predicate: str, position: int) -> list[str]:
+    """Where the users clause's username expression may end (each ` in [` after `position`), or the default
+    expression when there is no users clause: the one that renders the predicate back is the one."""
+    ends = [i for i in range(position, len(predicate)) if predicate.startswith(f"{_IN}[", i)]
+    return [predicate[position:end] for end in ends] or [GUARDED_CALLER_USERNAME]
 
 
 def _list_after(text: str, position: int, prefix: str, closing: str) -> tuple[list[str], int]:

@@ -16,13 +16,17 @@ from pathlib import Path
 from typing import Any
 
 from ...config import ConfigError
+from ...config.errors import quoted
 from ...observe import ObservationError
 from .. import cel
+from ..simulator import Caller, Request, SimulationError
+from ..simulator.request import TOKEN_KINDS
 from ..stack_args import add_stack_options, missing_file_message, stack_source
 from .authorino import NotModelledError
 from .caller import explain_caller
 from .report import Report
 from .subscription import explain_subscription
+from .traffic import explain_request
 from .world import UnknownNameError, World, load_world
 
 EXIT_PROBLEM = 1
@@ -53,6 +57,30 @@ def add_explain_parser(subparsers: Any, stack_file: Callable[[str], Path]) -> No
     caller.add_argument("--model", required=True, metavar="NS/NAME")
     caller.add_argument("--subscription", metavar="NAME", help="the X-MaaS-Subscription header: NAME or NS/NAME")
     caller.set_defaults(command=_run, explain=_caller, stack_file=stack_file)
+    request = kinds.add_parser(
+        "request",
+        parents=[source],
+        help="one request as a client sends it: route, policies, authentication, subscription, limits",
+        description="Simulate one request through the rendered objects (Envoy routing, the wasm-shim's ActionSet, "
+        "Authorino, maas-api's select, the token limits). Example: explain request --path "
+        "//ext-a/cheap/v1/chat/completions --model gpt-4o --user dana --groups engineers",
+    )
+    request.add_argument("--method", default="POST")
+    request.add_argument("--path", required=True, help="the path as sent, query string included")
+    request.add_argument("--host", help="the Host header (default: the Gateway's hostname)")
+    request.add_argument("--header", action="append", default=[], metavar="NAME=VALUE", help="a request header")
+    request.add_argument("--model", help='the body\'s "model" (body-based routing sets X-Gateway-Model-Name from it)')
+    request.add_argument("--user", required=True, help="the caller's user name")
+    request.add_argument("--groups", default="", help="the caller's groups, comma-separated")
+    request.add_argument("--token", choices=TOKEN_KINDS, default="kubernetes", help="how the caller authenticates")
+    request.add_argument("--aud", default="", help="an OIDC token's audiences, comma-separated")
+    request.add_argument("--azp", help="an OIDC token's authorized party")
+    request.add_argument("--key-subscription", default="", metavar="NS/NAME", help="an API key's subscription")
+    request.add_argument("--gateway", metavar="NS/NAME", help="the Gateway it is sent to (default: from the host)")
+    request.add_argument(
+        "--merge-slashes", action="store_true", help="the gateway merges slashes (Istio MERGE_SLASHES)"
+    )
+    request.set_defaults(command=_run, explain=_request, stack_file=stack_file)
 
 
 def _subscription(world: World, args: argparse.Namespace) -> Report:
@@ -60,8 +88,38 @@ def _subscription(world: World, args: argparse.Namespace) -> Report:
 
 
 def _caller(world: World, args: argparse.Namespace) -> Report:
-    groups = [group.strip() for group in args.groups.split(",") if group.strip()]
-    return explain_caller(world, args.user, groups, args.model, args.subscription)
+    return explain_caller(world, args.user, list(_listed(args.groups)), args.model, args.subscription)
+
+
+def _request(world: World, args: argparse.Namespace) -> Report:
+    headers = []
+    for item in args.header:
+        name, separator, value = item.partition("=")
+        if not separator or not name:
+            raise UnknownNameError(f"--header {quoted(item)} is not NAME=VALUE")
+        headers.append((name, value))
+    caller = Caller(
+        user=args.user,
+        groups=_listed(args.groups),
+        token=args.token,
+        audience=_listed(args.aud),
+        authorized_party=args.azp,
+        key_subscription=args.key_subscription,
+    )
+    request = Request(
+        path=args.path,
+        caller=caller,
+        method=args.method,
+        host=args.host,
+        headers=tuple(headers),
+        model=args.model,
+        merge_slashes=args.merge_slashes,
+    )
+    return explain_request(world, request, args.gateway)
+
+
+def _listed(text: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in text.split(",") if item.strip())
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -71,7 +129,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         world = load_world(source.path, source.name, args.observed)
         report = args.explain(world, args)
-    except (ConfigError, ObservationError, UnknownNameError) as error:
+    except (ConfigError, ObservationError, UnknownNameError, SimulationError) as error:
         return _fail(str(error), EXIT_INVALID)
     except (NotModelledError, cel.CelError) as error:
         return _fail(f"cannot evaluate the rendered objects: {error}", EXIT_PROBLEM)

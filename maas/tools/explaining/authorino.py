@@ -15,12 +15,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...plan.policies.gateway_auth import SELECTION
+from ...plan.policies.gateway_auth import SELECTION, SELECTION_METADATA
 from .. import cel
 
 # A Kubernetes token is opaque: anything that is neither an API key (`sk-oai-`) nor shaped like a JWT.
 KUBERNETES_TOKEN = "Bearer sha256~explain-caller-token"
-SELECTION_METADATA = "subscription-info"
 
 
 EMPTY = '""'

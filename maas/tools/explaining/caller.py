@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .authorino import denial
 from .limits import describe_matched
 from .maasapi import candidates
 from .report import Report, compact
@@ -20,7 +19,7 @@ def explain_caller(world: World, user: str, groups: Sequence[str], model: str, s
     objects = objects_for(world, world.model(model))
     if subscription:
         _check_known(world, subscription)
-    result = trace(objects, user, groups, subscription)
+    result = trace(world, objects, user, groups, subscription)
     report = Report()
     report.add(
         f"caller {user}, groups {', '.join(groups) or '(none)'}, X-MaaS-Subscription: {subscription or '(none)'}"
@@ -81,7 +80,7 @@ def _authorization_lines(report: Report, result: Trace) -> None:
         report.add("decision: allowed", 1)
     else:
         denied = ", ".join(rule.name for rule in result.rules if rule.applies and rule.passed is False)
-        report.add(f"decision: DENIED by {denied}: {denial(result.gateway, result.context)}", 1)
+        report.add(f"decision: DENIED by {denied}: {result.outcome.auth.denial}", 1)
 
 
 def _limit_lines(report: Report, result: Trace) -> None:

@@ -1,4 +1,5 @@
-"""Which limits of a rendered TokenRateLimitPolicy hold for a request context, evaluated with the CEL engine."""
+"""Which limits of a path's effective TokenRateLimitPolicy count a request, evaluated with the CEL engine as the
+wasm-shim would: a limit counts it when the policy's top-level `when` and all of the limit's own hold."""
 
 from __future__ import annotations
 
@@ -6,12 +7,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...plan.gateway.policies import TOP_LEVEL_PREDICATES, Rules, predicates
 from .. import cel
 from .report import Report, compact
 
 
 @dataclass(frozen=True)
 class LimitVerdict:
+    """One limit of the effective policy, the policy it comes from (`ns/name`) and whether it counts the request."""
+
+    policy: str
     name: str
     limit: Mapping[str, Any]
     matched: bool
@@ -21,27 +26,36 @@ class LimitVerdict:
         return [condition["predicate"] for condition in self.limit.get("when", [])]
 
     @property
+    def rate_pairs(self) -> tuple[tuple[Any, Any], ...]:
+        return tuple((rate.get("limit"), rate.get("window")) for rate in self.limit.get("rates", []))
+
+    @property
     def rates(self) -> str:
-        rates = self.limit.get("rates", [])
-        return ", ".join(f"{r['limit']} per {r['window']}" for r in rates) if rates else "unlimited, no rates"
+        pairs = self.rate_pairs
+        return ", ".join(f"{limit} per {window}" for limit, window in pairs) if pairs else "unlimited, no rates"
+
+    @property
+    def blocks(self) -> bool:
+        """A zero rate (the gateway's default deny) refuses the request: 429."""
+        return any(limit == 0 for limit, _ in self.rate_pairs)
 
     @property
     def counters(self) -> list[str]:
         return [counter["expression"] for counter in self.limit.get("counters", [])]
 
 
-def policy_limits(policy: Mapping[str, Any]) -> Mapping[str, Any]:
-    """`spec.limits` of a route policy, `spec.defaults.limits` of a gateway default (the default-deny net)."""
-    spec = policy["spec"]
-    return spec["limits"] if "limits" in spec else spec.get("defaults", {}).get("limits", {})
-
-
-def evaluate_limits(policy: Mapping[str, Any], context: Mapping[str, Any]) -> list[LimitVerdict]:
-    """Every limit, by name; a limit matches when all of its `when` predicates hold (as the wasm-shim decides)."""
-    return [
-        LimitVerdict(name, limit, all(cel.matches(c["predicate"], context) for c in limit.get("when", [])))
-        for name, limit in sorted(policy_limits(policy).items())
-    ]
+def evaluate_limits(rules: Rules | None, context: Mapping[str, Any]) -> list[LimitVerdict]:
+    """Every limit of the effective policy, by name (none without a policy)."""
+    if rules is None:
+        return []
+    top = predicates(rules[TOP_LEVEL_PREDICATES].spec) if TOP_LEVEL_PREDICATES in rules else []
+    found = []
+    for name in sorted(key for key in rules if key != TOP_LEVEL_PREDICATES):
+        rule = rules[name]
+        limit = rule.spec if isinstance(rule.spec, Mapping) else {}
+        matched = all(cel.matches(predicate, context) for predicate in [*top, *predicates(limit.get("when"))])
+        found.append(LimitVerdict(f"{rule.source.namespace}/{rule.source.name}", name, limit, matched))
+    return found
 
 
 def counter_values(verdict: LimitVerdict, context: Mapping[str, Any]) -> list[tuple[str, Any]]:

@@ -120,20 +120,54 @@ def candidates(subscriptions: Sequence[LiveSubscription]) -> list[LiveSubscripti
     return sorted(subscriptions, key=lambda s: (-s.priority, -s.max_limit, s.name))
 
 
+@dataclass(frozen=True)
+class ModelIndex:
+    """The MaaSModelRefs maas-api reads (every namespace): `ns/name`, and each published `resolvedModelAlias`."""
+
+    keys: frozenset[str] = frozenset()
+    backends: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # `ns/{spec.modelRef.name}` -> keys
+    aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # `status.resolvedModelAlias` -> keys
+
+    def resolve(self, requested: str) -> tuple[str | None, str]:
+        """`resolvedModel` for a requested model, and why; None when it names no model or more than one. A
+        requested model is a MaaSModelRef's `ns/name`, else the `ns/name` of the backend it references (the
+        path KServe serves an LLMInferenceService on), else a published alias (the body-routing header's
+        `publishers/{ns}/models/{id}`, an ExternalModel's name)."""
+        if requested in self.keys:
+            return requested, f"{quoted(requested)} is the MaaSModelRef {requested}"
+        for owners, what in ((self.backends, "the backend of"), (self.aliases, "the resolvedModelAlias of")):
+            found = owners.get(requested, ())
+            if len(found) == 1:
+                return found[0], f"{quoted(requested)} is {what} MaaSModelRef {found[0]}"
+            if found:
+                return None, f"{quoted(requested)} is {what} {len(found)} MaaSModelRefs ({', '.join(found)})"
+        return None, f"{quoted(requested)} names no MaaSModelRef, backend or published alias"
+
+
 def select(
-    request: Mapping[str, Any], subscriptions: Sequence[LiveSubscription], auth_policies: Sequence[Mapping[str, Any]]
+    request: Mapping[str, Any],
+    subscriptions: Sequence[LiveSubscription],
+    auth_policies: Sequence[Mapping[str, Any]],
+    models: ModelIndex,
 ) -> Selection:
     """The answer of the tenant's maas-api to one select request (groups, username, requestedSubscription,
-    requestedModel), with one reason line per rule applied."""
+    requestedModel), with one reason line per rule applied. The requested model is resolved to its MaaSModelRef
+    first; one that resolves to none is `not_found`."""
+    requested_model = str(request.get("requestedModel") or "")
+    resolved, why = models.resolve(requested_model)
+    if resolved is None:
+        return _error("not_found", f"model {requested_model} not found", f"requested model: {why}")
     selector = _Selector(
-        model=str(request.get("requestedModel") or ""),
+        model=resolved,
         username=str(request.get("username") or ""),
         groups=tuple(str(group) for group in request.get("groups") or []),
         auth_policies=tuple(auth_policies),
     )
     ordered = candidates(subscriptions)
     requested = str(request.get("requestedSubscription") or "")
-    return selector.explicit(requested, ordered) if requested else selector.automatic(ordered)
+    selection = selector.explicit(requested, ordered) if requested else selector.automatic(ordered)
+    selection.reasons.insert(0, f"requested model: {why}")
+    return selection
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,19 @@
-"""One model request traced through the rendered objects: gateway AuthPolicy, maas-api select, authorization,
-identity, token limits. Both `explain` commands read their answers from such a trace."""
+"""One caller's inference request to one model, traced by the request simulator through the rendered objects:
+routing, the gateway and model AuthPolicies, maas-api's select, the token limits. `explain caller` and
+`explain subscription` read their answers from such a trace."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from ... import naming
 from ...config import ModelConfig, TenantConfig
-from ...observe.fields import mapping_at
-from .. import cel
-from . import authorino, maasapi
-from .limits import LimitVerdict, evaluate_limits
+from ..simulator import Caller, Outcome, Request, simulate
+from . import maasapi
+from .authorino import RuleVerdict
+from .limits import LimitVerdict
 from .world import World
 
 
@@ -26,11 +28,23 @@ class Objects:
     limits: dict[str, Any] | None  # the model's TokenRateLimitPolicy, else the tenant's default deny
     subscriptions: list[maasapi.LiveSubscription]
     auth_policies: list[dict[str, Any]]
+    gateway_namespace: str
+    gateway_name: str
 
     @property
     def path(self) -> str:
-        """A path-routed inference request: the gateway takes the model identity from `/{ns}/{name}/...`."""
-        return f"/{self.model.namespace}/{self.model.name}/v1/chat/completions"
+        """A path-routed inference request on the path its route serves: `/{ns}/{backend}/...` (KServe's and the
+        ExternalModel route's prefix), from which the gateway also takes the model identity."""
+        return f"/{self.model.namespace}/{self.model.modelRef.name}/v1/chat/completions"
+
+    @property
+    def host(self) -> str | None:
+        """The route's own first hostname, else the Gateway's (None)."""
+        return self.model.route.hostnames[0] if self.model.route.hostnames else None
+
+    @property
+    def gateway_key(self) -> str:
+        return naming.qualified(self.gateway_namespace, self.gateway_name)
 
     @property
     def maas_api(self) -> str:
@@ -45,7 +59,7 @@ def objects_for(world: World, model: ModelConfig) -> Objects:
     if limits is None:
         limits = world.object("TokenRateLimitPolicy", tenant_outputs.get("defaultDenyPolicy"))
     subscriptions = [
-        maasapi.LiveSubscription(body, _status(world, body))
+        maasapi.LiveSubscription(body, world.published_status(body))
         for body in world.items("MaaSSubscription", tenant.namespace)
     ]
     return Objects(
@@ -56,65 +70,67 @@ def objects_for(world: World, model: ModelConfig) -> Objects:
         limits=limits,
         subscriptions=subscriptions,
         auth_policies=world.items("MaaSAuthPolicy", tenant.namespace),
+        gateway_namespace=world.config.platform.gateway.namespace,
+        gateway_name=tenant.gateway_name(world.config.platform),
     )
-
-
-def _status(world: World, body: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The status maas-api reads: the one the program writes, else the live one (a controller keeps it in
-    `coexist`), else none."""
-    written = world.status(body)
-    if written is not None:
-        return mapping_at(written, "status")
-    metadata = body["metadata"]
-    live = world.observed.lookup(body["kind"], metadata["namespace"], metadata["name"])
-    return mapping_at(live.object, "status")
 
 
 @dataclass
 class Trace:
+    """A request of one caller to one model, as the request simulator answers it."""
+
     objects: Objects
-    gateway: dict[str, Any]  # the tenant's gateway AuthPolicy
-    context: dict[str, Any]
-    select_request: dict[str, Any] | None = None
-    selection: maasapi.Selection | None = None
-    rules: list[authorino.RuleVerdict] = field(default_factory=list)
-    identity: dict[str, Any] = field(default_factory=dict)
-    limit_context: dict[str, Any] = field(default_factory=dict)
-    limits: list[LimitVerdict] = field(default_factory=list)
+    outcome: Outcome
+
+    @property
+    def select_request(self) -> dict[str, Any] | None:
+        return self.outcome.auth.select_request
+
+    @property
+    def selection(self) -> maasapi.Selection | None:
+        return self.outcome.selection
+
+    @property
+    def rules(self) -> list[RuleVerdict]:
+        return self.outcome.auth.rules
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        return self.outcome.auth.identity
+
+    @property
+    def limits(self) -> list[LimitVerdict]:
+        return self.outcome.limits
 
     @property
     def allowed(self) -> bool | None:
         """True when every applying rule passes, False when one denies, None when one was not evaluated."""
-        applying = [rule.passed for rule in self.rules if rule.applies]
-        if False in applying:
+        if self.outcome.auth.status != 200:
             return False
-        return None if None in applying else True
+        return None if self.outcome.auth.undecided else True
 
     @property
     def matched(self) -> list[LimitVerdict]:
         return [verdict for verdict in self.limits if verdict.matched]
 
+    @property
+    def limit_context(self) -> dict[str, Any]:
+        return self.outcome.limit_context
+
 
 def trace(
-    objects: Objects, user: str, groups: Sequence[str], subscription: str | None, limits_if_denied: bool = False
+    world: World,
+    objects: Objects,
+    user: str,
+    groups: Sequence[str],
+    subscription: str | None,
+    limits_if_denied: bool = False,
 ) -> Trace:
-    """Evaluate one request of `user` (with `groups`, asking for `subscription`) to the model. A denied request
-    never reaches rate limiting, so its token limits are evaluated only with `limits_if_denied` (to show which
-    limit a subscription lands in whoever calls)."""
-    gateway = objects.gateway
-    if gateway is None:
-        raise authorino.NotModelledError(f"tenant {objects.tenant.name} has no rendered gateway AuthPolicy")
-    result = Trace(objects, gateway, authorino.caller_context(objects.path, user, groups, subscription))
-    context = result.context
-    result.select_request = authorino.select_request(gateway, context)
-    if result.select_request is not None:
-        result.selection = maasapi.select(result.select_request, objects.subscriptions, objects.auth_policies)
-        context = authorino.with_selection(context, result.selection.answer)
-    result.context = context
-    result.rules = authorino.authorization(gateway, objects.route_auth, context)
-    if (result.allowed or limits_if_denied) and objects.limits is not None:
-        result.identity = authorino.identity(gateway, context)
-        headers = context["request"]["headers"]
-        result.limit_context = cel.request(objects.path, identity=result.identity, headers=headers)
-        result.limits = evaluate_limits(objects.limits, result.limit_context)
-    return result
+    """One inference request of `user` (with `groups`, asking for `subscription`) on the model's own path, on a
+    host its route serves, through the request simulator. A denied request never reaches rate limiting, so its
+    token limits are evaluated only with `limits_if_denied` (to show which limit a subscription lands in whoever
+    calls)."""
+    headers = (("X-MaaS-Subscription", subscription),) if subscription else ()
+    request = Request(objects.path, Caller(user, tuple(groups)), host=objects.host, headers=headers)
+    outcome = simulate(world.network, request, objects.gateway_key, limits_if_denied)
+    return Trace(objects, outcome)

@@ -80,15 +80,17 @@ def _model_lines(
         report.add("not in maas:models: it contributes no token limit and grants nothing", 2)
         return
     objects = objects_for(world, world.model(model_key))
-    _limit_lines(report, objects, subscription, output["limit"])
-    _access_lines(report, objects, subscription)
+    _limit_lines(report, world, objects, subscription, output["limit"])
+    _access_lines(report, world, objects, subscription)
 
 
-def _limit_lines(report: Report, objects: Objects, subscription: SubscriptionConfig, expected: str | None) -> None:
+def _limit_lines(
+    report: Report, world: World, objects: Objects, subscription: SubscriptionConfig, expected: str | None
+) -> None:
     """The limit a request selecting this subscription matches, by CEL on the rendered policy (as the first
     owner, whoever is admitted: the limit depends on the subscription, not on the caller)."""
     _, user, groups = owner_callers(subscription)[0]
-    result = trace(objects, user, groups, subscription.key, limits_if_denied=True)
+    result = trace(world, objects, user, groups, subscription.key, limits_if_denied=True)
     answer = result.selection.answer if result.selection is not None else {}
     if "error" in answer:
         report.add(f"maas-api does not select it for inference: {answer['error']}: {answer['message']}", 2)
@@ -103,13 +105,13 @@ def _limit_lines(report: Report, objects: Objects, subscription: SubscriptionCon
         report.problem(f"the stack output puts it in {expected}, which is not the one limit that matches", 3)
 
 
-def _access_lines(report: Report, objects: Objects, subscription: SubscriptionConfig) -> None:
+def _access_lines(report: Report, world: World, objects: Objects, subscription: SubscriptionConfig) -> None:
     """Each owner calling with `X-MaaS-Subscription` set to this subscription: the rendered AuthPolicies' verdict."""
     route = objects.route_auth
     name = f"{route['metadata']['namespace']}/{route['metadata']['name']}" if route else "none of its own"
     report.add(f"access: AuthPolicy {name}, with the gateway's rules:", 2)
     for label, user, groups in owner_callers(subscription):
-        result = trace(objects, user, groups, subscription.key)
+        result = trace(world, objects, user, groups, subscription.key)
         policies = granting_policies(objects.auth_policies, objects.model.key, user, groups)
         via = f"MaaSAuthPolicy {', '.join(policies)}" if policies else "no MaaSAuthPolicy grants it"
         if result.allowed:

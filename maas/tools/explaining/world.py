@@ -9,13 +9,19 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...config import MaasConfig, ModelConfig, SubscriptionConfig, TenantConfig, load_config, raw_from_stack_file
 from ...config.errors import quoted
 from ...observe import Observed, load_snapshot
+from ...observe.fields import mapping_at
+from ...plan.desired import Plan
 from ..render import render
+
+if TYPE_CHECKING:
+    from ..simulator import Network
 
 ObjectKey = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
 
@@ -33,6 +39,7 @@ class World:
     outputs: Mapping[str, Any]  # the stack outputs (`subscriptions`, `models`, ...)
     tenant_outputs: Mapping[str, Mapping[str, Any]]
     warnings: list[str]
+    plan: Plan  # what `render` registered them from: the request simulator reads routes and policies off it
 
     def object(self, kind: str, qualified: str | None) -> dict[str, Any] | None:
         """The rendered object `namespace/name` of `kind` (None for a None name or one not rendered)."""
@@ -49,6 +56,23 @@ class World:
         """The status the program writes to a rendered object, if any."""
         metadata = body["metadata"]
         return self.statuses.get((body["kind"], metadata.get("namespace", ""), metadata["name"]))
+
+    @cached_property
+    def network(self) -> Network:
+        """The request simulator's view of these objects, built once."""
+        from ..simulator import Network  # the simulator reads worlds: imported when first asked for
+
+        return Network(self)
+
+    def published_status(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The status maas-api reads: the one the program writes, else the live one (a controller keeps it in
+        `coexist`), else none."""
+        written = self.status(body)
+        if written is not None:
+            return mapping_at(written, "status")
+        metadata = body["metadata"]
+        live = self.observed.lookup(body["kind"], metadata.get("namespace", ""), metadata["name"])
+        return mapping_at(live.object, "status")
 
     def model(self, key: str) -> ModelConfig:
         return self._registered(key, self.config.models_by_key, "model", "models")
@@ -75,7 +99,11 @@ def load_world(path: Path, stack: str, snapshot: Path | None) -> World:
     """Render the stack file against the snapshot (or nothing observed). ConfigError and ObservationError
     propagate: they are the errors `render` reports, with the same exit status."""
     raw, warnings = raw_from_stack_file(path)
-    observed = load_snapshot(snapshot) if snapshot else Observed.nothing()
+    return world_of(raw, stack, load_snapshot(snapshot) if snapshot else Observed.nothing(), warnings)
+
+
+def world_of(raw: Mapping[str, Any], stack: str, observed: Observed, warnings: list[str] | None = None) -> World:
+    """Render a stack's configuration (the `maas:` keys without their prefix) against what was observed."""
     rendering = render(raw, stack=stack, observed=observed)
     assert rendering.plan is not None  # render() always runs the program
     tenants = {owner.name: owner.outputs for owner in rendering.plan.owners if owner.kind == "Tenant"}
@@ -86,7 +114,8 @@ def load_world(path: Path, stack: str, snapshot: Path | None) -> World:
         statuses=_index(rendering.statuses(), lambda kind: kind.removesuffix("Status")),
         outputs=rendering.plan.outputs,
         tenant_outputs=tenants,
-        warnings=warnings + rendering.warnings,
+        warnings=[*(warnings or []), *rendering.warnings],
+        plan=rendering.plan,
     )
 
 

@@ -11,17 +11,18 @@ from typing import Any
 
 from ...observe import Observed
 from ...observe.snapshot import thawed
+from ...plan.policies.access import SUBSCRIPTION_RULE
+from ...plan.policies.upstream_text import as_written_here
 from ..render import Rendering
 
 POLICY_KINDS = ("TokenRateLimitPolicy", "AuthPolicy")
 SHOWN = 3  # differing paths named per policy
-# Upstream writes the discovery exemption on `request.path`; this program on `request.url_path` (README).
-UPSTREAM_EXEMPTION = '!request.path.endsWith("/v1/models")'
-EXEMPTION = '!request.url_path.endsWith("/v1/models")'
+# The rule every model's AuthPolicy gains (issue 17): added by the first up on purpose, said once, not as drift.
+ADDED_RULE = f"spec.rules.authorization.{SUBSCRIPTION_RULE} (only planned)"
 
 
 def policy_drift(rendering: Rendering, observed: Observed) -> list[str]:
-    lines = []
+    lines, gaining = [], []
     for body in rendering.objects():
         if body["kind"] not in POLICY_KINDS:
             continue
@@ -30,13 +31,21 @@ def policy_drift(rendering: Rendering, observed: Observed) -> list[str]:
         if live is None:
             continue
         where = f"{body['kind']} {metadata['namespace']}/{metadata['name']}"
-        paths = differences(_normalised(thawed(live.get("spec"))), body.get("spec"), "spec")
+        paths = differences(as_written_here(thawed(live.get("spec"))), body.get("spec"), "spec")
+        if ADDED_RULE in paths:
+            paths.remove(ADDED_RULE)
+            gaining.append(f"{metadata['namespace']}/{metadata['name']}")
         if paths:
             shown = ", ".join(paths[:SHOWN]) + (f" and {len(paths) - SHOWN} more" if len(paths) > SHOWN else "")
             lines.append(
                 f"{where}: the live policy differs from what the imported configuration renders ({shown}); the first "
                 "up overwrites it, so express the change in configuration or list the policy in maas:unmanaged"
             )
+    if gaining:
+        lines.append(
+            f"the first up adds the {SUBSCRIPTION_RULE} rule to the live AuthPolicies {', '.join(gaining)}: they admit "
+            "only a subscription selected for their own model (README, the request simulator)"
+        )
     return lines
 
 
@@ -54,13 +63,3 @@ def differences(live: Any, planned: Any, path: str) -> list[str]:
                 found += differences(live[key], planned[key], here)
         return found
     return [] if live == planned else [path]
-
-
-def _normalised(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.replace(UPSTREAM_EXEMPTION, EXEMPTION)
-    if isinstance(value, Mapping):
-        return {key: _normalised(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_normalised(item) for item in value]
-    return value

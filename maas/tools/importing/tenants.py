@@ -20,6 +20,9 @@ from .common import Object, Report, describe, handed_over, listed, metadata, pic
 DEPRECATED_PAYLOAD_REPLICAS_ANNOTATION = "maas.opendatahub.io/payload-processing-replicas"
 MANAGEMENT_STATES = ("Managed", "Removed", "Unmanaged")
 OIDC_FIELDS = ("issuerUrl", "clientId", "ttl")
+# How the controller names OIDC callers; the import keeps it, saying why it is unsafe (the program's default
+# prefixes them: `oidc.usernamePrefix`).
+UPSTREAM_OIDC_NAMES = {"usernameClaim": "preferred_username", "usernamePrefix": ""}
 METRICS_FIELDS = ("captureOrganization", "captureUser", "captureGroup", "captureModelUsage")
 AUTOSCALING_FIELDS = ("maxReplicas", "targetCPUUtilization", "targetMemoryUtilization")
 SETTINGS = ("apiKeys", "telemetry", "payloadProcessing")
@@ -80,7 +83,13 @@ def _tenant(name: str, sources: Sources, report: Report) -> dict[str, Any]:
         entry["gateway"] = {"name": gateway}
     oidc = _oidc(sources, report)
     if oidc:
-        entry["oidc"] = oidc
+        entry["oidc"] = {**oidc, **UPSTREAM_OIDC_NAMES}
+        report.add(
+            f"tenant {name}: oidc keeps the controller's usernames (usernameClaim preferred_username, usernamePrefix "
+            '""), so its callers keep their grants and counters; those names share the Kubernetes users\' namespace '
+            '(an IdP user "alice" owns Kubernetes user alice\'s subscriptions): drop both keys once OIDC users are '
+            "listed as oidc:{sub} (README, OIDC identities)"
+        )
     entry.update(_settings(sources, report))
     if sources.config is not None:
         entry.update(_annotated_settings(sources.config, entry, report))
