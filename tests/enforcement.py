@@ -114,7 +114,7 @@ def _world_names(world: World) -> dict[str, list[str]]:
     prefixes, headers, hosts = [], [], []
     for model in config.models:
         prefixes += [f"/{model.namespace}/{model.modelRef.name}", f"/{model.namespace}/{model.name}"]
-        served = model.modelAlias or model.modelRef.name
+        served = model.served_name
         prefixes.append(f"/publishers/{model.namespace}/models/{served}")
         headers += [model.external.targetModel] if model.external else [f"publishers/{model.namespace}/models/{served}"]
         hosts += list(model.route.hostnames)

@@ -11,6 +11,8 @@ from maas.config import (
     load_config,
     plaintext_endpoint_warnings,
 )
+from maas.observe import Observed
+from maas.plan.build import build_plan
 
 PATH = "maas:models[0] (ext/gpt)"
 FIX = (
@@ -245,3 +247,13 @@ def test_an_endpoint_override_is_the_published_url_and_is_not_checked():
         "endpointOverride": "https://10.0.0.1/llm/granite",
     }
     assert load_config({"models": [model]}).models[0].endpointOverride == "https://10.0.0.1/llm/granite"
+
+
+def test_the_plan_every_preview_runs_carries_both_warnings():
+    """`build_plan` is what `pulumi preview` runs: the warnings reach it, not only the configuration layer."""
+    raw = {"models": [external("c", "10.1.2.3", tls=False, allowInternalEndpoint=True)]}
+    warnings = build_plan(load_config(raw), Observed.nothing()).warnings
+    assert [w for w in warnings if w.startswith("maas:models[0] (ext/c).external.")] == [
+        *internal_endpoint_warnings(load_config(raw)),
+        *plaintext_endpoint_warnings(load_config(raw)),
+    ]

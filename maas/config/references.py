@@ -252,8 +252,8 @@ def _routing_header(model: ModelConfig) -> tuple[str, str]:
     """The header value the model's route matches, and the configuration field that decides it."""
     if model.external is not None:
         return model.external.targetModel, "external.targetModel"
-    served, place = (model.modelAlias, "modelAlias") if model.modelAlias else (model.modelRef.name, "modelRef.name")
-    return naming.kserve_model_header(model.namespace, served), place
+    place = "modelAlias" if model.modelAlias else "modelRef.name"
+    return naming.kserve_model_header(model.namespace, model.served_name), place
 
 
 def _clash_text(header: str, gateway: str, first: Indexed, config: MaasConfig) -> str:

@@ -342,6 +342,16 @@ class ModelConfig(Strict):
     def route_namespace(self) -> str:
         return self.route.namespace or self.namespace
 
+    @property
+    def served_name(self) -> str:
+        """The model name KServe serves it under (its route's `publishers/{ns}/models/{name}` header), as far as
+        configuration knows: `modelAlias` (its last part, when written in KServe's publisher form), else the
+        LLMInferenceService's name. The live `spec.model.name` decides when observed."""
+        alias = self.modelAlias
+        if alias is None:
+            return self.modelRef.name
+        return alias.rpartition("/models/")[2] if alias.startswith("publishers/") else alias
+
 
 # --------------------------------------------------------------------------------- auth policies, subscriptions
 

@@ -15,9 +15,11 @@ from .. import naming
 from ..config import MaasConfig, TenantConfig, internal_endpoint_warnings, plaintext_endpoint_warnings
 from ..observe import Observed
 from .checks.quota import quota_report
+from .checks.routing_headers import routing_header_issues
 from .dashboard import usage_dashboard
 from .desired import Desired, Plan
 from .gateway import add_gateway_budget
+from .gateway.routes import routes
 from .models.resources import Publication, publish
 from .models.routing import external_model_desired
 from .policies.access import add_access_control
@@ -57,6 +59,8 @@ def build_plan(config: MaasConfig, observed: Observed) -> Plan:
     _add_statuses(publication, plan)
     add_tenant_statuses(config, observed, plan)
     add_gateway_budget(config, observed, plan)  # on the whole plan, before the scope narrows it
+    gateways = sorted({(config.platform.gateway.namespace, t.gateway_name(config.platform)) for t in config.tenants})
+    plan.issues.extend(routing_header_issues(config, observed, routes(config, plan, observed), gateways))
     plan.resolve_dependencies()
     return select_scope(config, plan)
 

@@ -225,16 +225,16 @@ def kserve_route(config: MaasConfig, model: ModelConfig, observed: Observed) -> 
 
 
 def served_model_name(model: ModelConfig, observed: Observed) -> str:
-    """`spec.model.name` of the live LLMInferenceService, else `modelAlias`, else the service's name."""
+    """`spec.model.name` of the live LLMInferenceService, else what configuration says (`served_name`)."""
     live = observed.lookup("LLMInferenceService", model.namespace, model.modelRef.name).object
-    return text_at(live, "spec", "model", "name") or model.modelAlias or model.modelRef.name
+    return text_at(live, "spec", "model", "name") or model.served_name
 
 
 def kserve_rules(model: ModelConfig, served: str) -> list[dict[str, Any]]:
     """12 rules, 19 matches: per endpoint a `/{ns}/{name}` path rule, one header rule of exact `/v1/...` paths
     (with and without a trailing slash), per endpoint a publisher path rule, then three catch-alls."""
     own = f"/{model.namespace}/{model.modelRef.name}"
-    publisher = f"/publishers/{model.namespace}/models/{served}"
+    publisher = f"/{naming.kserve_model_header(model.namespace, served)}"
     header = [{"type": "Exact", "name": naming.MODEL_NAME_HEADER, "value": publisher[1:]}]
 
     def prefix(name: str, value: str) -> dict[str, Any]:

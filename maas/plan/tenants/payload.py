@@ -14,7 +14,7 @@ from ...config import MaasConfig, TenantConfig
 from ..desired import Desired, k8s_object
 from .extproc import ENVOY_FILTER_API_VERSION, GRPC_PORT, ExtProcFilters
 from .netpol import dns_egress, gateway_pods, namespace_peer, network_policy, tcp
-from .rbac import cluster_role_binding, role_binding, service_account_subject
+from .rbac import cluster_role_binding, service_account_subject
 
 DESTINATION_RULE_API_VERSION = "networking.istio.io/v1"
 METRICS_PORT = 9005
@@ -143,7 +143,7 @@ def _credential_readers(ctx: Context, reader: dict[str, str]) -> list[dict[str, 
     computed from configuration, so the binding of a namespace goes when its last ExternalModel does."""
     name = naming.payload_credentials_reader_name(ctx.tenant.name)
     return [
-        role_binding(name, namespace, naming.PAYLOAD_CREDENTIALS_READER, reader, ctx.labels)
+        cluster_role_binding(name, naming.PAYLOAD_CREDENTIALS_READER, reader, ctx.labels, namespace)
         for namespace in _credential_namespaces(ctx.config, ctx.tenant)
     ]
 

@@ -103,29 +103,17 @@ def service_account_subject(name: str, namespace: str) -> dict[str, str]:
     return {"kind": "ServiceAccount", "name": name, "namespace": namespace}
 
 
-def cluster_role_binding(name: str, role: str, subject: dict[str, str], labels: dict[str, str]) -> dict[str, Any]:
-    return k8s_object(
-        RBAC_API_VERSION,
-        "ClusterRoleBinding",
-        name,
-        None,
-        labels=labels,
-        roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-        subjects=[subject],
-    )
-
-
-def role_binding(
-    name: str, namespace: str, cluster_role: str, subject: dict[str, str], labels: dict[str, str]
+def cluster_role_binding(
+    name: str, role: str, subject: dict[str, str], labels: dict[str, str], namespace: str | None = None
 ) -> dict[str, Any]:
-    """Grants `cluster_role`'s rules to `subject` in `namespace` only."""
+    """Grants ClusterRole `role` to `subject`: everywhere, or only in `namespace` (a RoleBinding)."""
     return k8s_object(
         RBAC_API_VERSION,
-        "RoleBinding",
+        "ClusterRoleBinding" if namespace is None else "RoleBinding",
         name,
         namespace,
         labels=labels,
-        roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cluster_role},
+        roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
         subjects=[subject],
     )
 

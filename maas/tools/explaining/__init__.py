@@ -20,9 +20,9 @@ from ...config.errors import quoted
 from ...observe import ObservationError
 from .. import cel
 from ..simulator import Caller, Request, SimulationError
+from ..simulator.authorization import NotModelledError
 from ..simulator.request import TOKEN_KINDS
 from ..stack_args import add_stack_options, missing_file_message, stack_source
-from .authorino import NotModelledError
 from .caller import explain_caller
 from .report import Report
 from .subscription import explain_subscription

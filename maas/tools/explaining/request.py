@@ -11,8 +11,8 @@ from typing import Any
 from ... import naming
 from ...config import ModelConfig, TenantConfig
 from ..simulator import Caller, Outcome, Request, simulate
+from ..simulator.authorization import RuleVerdict
 from . import maasapi
-from .authorino import RuleVerdict
 from .limits import LimitVerdict
 from .world import World
 
@@ -23,7 +23,6 @@ class Objects:
 
     model: ModelConfig
     tenant: TenantConfig
-    gateway: dict[str, Any] | None
     route_auth: dict[str, Any] | None
     limits: dict[str, Any] | None  # the model's TokenRateLimitPolicy, else the tenant's default deny
     subscriptions: list[maasapi.LiveSubscription]
@@ -65,7 +64,6 @@ def objects_for(world: World, model: ModelConfig) -> Objects:
     return Objects(
         model=model,
         tenant=tenant,
-        gateway=world.object("AuthPolicy", tenant_outputs.get("gatewayAuthPolicy")),
         route_auth=world.object("AuthPolicy", model_outputs["access"]["authPolicy"]),
         limits=limits,
         subscriptions=subscriptions,

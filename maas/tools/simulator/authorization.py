@@ -14,17 +14,64 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...plan.gateway.policies import AUTH_CONDITIONS, Rules, predicates
-from ...plan.policies.gateway_auth import SELECTION_METADATA
+from ...plan.policies.gateway_auth import SELECTION, SELECTION_METADATA
 from .. import cel
-from ..explaining.authorino import REGO_AS_CEL, NotModelledError, RuleVerdict, rego_digest
 from ..explaining.maasapi import Selection
 from .request import Caller
+
+EMPTY = '""'
+
+
+def _field(name: str, default: str) -> str:
+    return f"(has({SELECTION}.{name}) ? {SELECTION}.{name} : {default})"
+
+
+# The gateway's OPA rules read only the select answer and the key validation; CEL has no Rego, so each is
+# written here as the CEL of its Rego (gateway_auth.py; upstream-policies.md section 2.3) and evaluated like
+# the rest. Each reading holds for one Rego text only, named by its SHA-256 prefix: a rule whose rendered Rego
+# is another text (the program's changed, or an unlisted rule) is reported as not evaluated, never guessed.
+REGO_AS_CEL = {
+    ("auth-valid", "34cf293c18e616be"): (
+        "!(has(auth.metadata) && has(auth.metadata.apiKeyValidation)) || "
+        "(has(auth.metadata.apiKeyValidation.valid) && auth.metadata.apiKeyValidation.valid == true)"
+    ),
+    ("subscription-valid", "56bbf53e3538cffa"): (
+        f'{_field("name", EMPTY)} != "" && {_field("error", EMPTY)} == "" && '
+        f'{_field("phase", EMPTY)} in ["Active", "Degraded"] && {_field("deletionTimestamp", EMPTY)} == ""'
+    ),
+    ("require-group-membership", "ded82d430b06703b"): f"{_field('accessAllowed', 'false')} == true",
+}
+
+
+def rego_digest(rego: str) -> str:
+    return hashlib.sha256(rego.encode()).hexdigest()[:16]
+
+
+class NotModelledError(Exception):
+    """The rendered policy asks for something this evaluator does not reproduce; said, never guessed."""
+
+
+@dataclass(frozen=True)
+class RuleVerdict:
+    policy: str  # ns/name of the AuthPolicy the rule comes from
+    name: str
+    kind: str
+    applies: bool
+    passed: bool | None  # None: not evaluated (a Rego rule without its CEL reading)
+
+    @property
+    def outcome(self) -> str:
+        if not self.applies:
+            return "skipped (its when does not hold)"
+        return {True: "pass", False: "DENY", None: "not evaluated (Rego)"}[self.passed]
+
 
 # The credential each kind of caller presents (an opaque Kubernetes token, a JWT, a maas-api key).
 CREDENTIALS = {
