@@ -72,9 +72,12 @@ def upstream_with_our_deltas() -> dict:
     }
     defaults = expected["spec"]["defaults"]
     defaults["strategy"] = "merge"
-    defaults["rules"]["authorization"]["deny-client-identity-headers"]["patternMatching"]["patterns"].append(
-        {"predicate": '!("x-maas-subscription-rate-limit-id" in request.headers)'}
-    )
+    defaults["rules"]["authorization"]["deny-client-identity-headers"]["patternMatching"]["patterns"] += [
+        {"predicate": '!("x-maas-subscription-rate-limit-id" in request.headers)'},
+        {
+            "predicate": '!request.headers.exists(h, h.startsWith("x-maas-") && !(h in ["x-maas-subscription"]))'
+        },  # seed 002: the whole x-maas- family
+    ]
     success = defaults["rules"]["response"]["success"]
     success["filters"]["identity"]["json"]["properties"]["selected_subscription_id"] = {
         "expression": 'has(auth.metadata["subscription-info"].rateLimitId) ? '
@@ -177,6 +180,7 @@ def test_vector_15_token_auth_without_oidc_or_x_api_key():
         {"predicate": '!("x-maas-username" in request.headers)'},
         {"predicate": '!("x-maas-group" in request.headers)'},
         {"predicate": '!("x-maas-subscription-rate-limit-id" in request.headers)'},
+        {"predicate": '!request.headers.exists(h, h.startsWith("x-maas-") && !(h in ["x-maas-subscription"]))'},
     ]
     assert "oidc-groups-safe" not in r["authorization"] and "oidc-client-bound" not in r["authorization"]
 
@@ -557,3 +561,21 @@ def test_crd_rejects_mixing_implicit_and_explicit_defaults():
     body = policy()
     body["spec"]["rules"] = body["spec"]["defaults"]["rules"]
     assert any("Implicit and explicit defaults are mutually exclusive" in e for e in crdschema.validate(body))
+
+
+@pytest.mark.parametrize(
+    ("header", "admitted"),
+    [
+        ("X-MaaS-Subscription", True),
+        ("X-MaaS-User-Id", False),
+        ("x-maas-tenant", False),
+        ("X-MaaS-Username", False),
+        ("X-Other", True),
+    ],
+)
+def test_every_x_maas_header_but_the_subscription_a_client_sends_is_refused(header, admitted):
+    """Seed 002: "ensure Praxis / identity-header strip configs treat x-maas-* (prefix or explicit list) so it
+    cannot be spoofed upstream". The gateway cannot strip a request header, so it refuses the request."""
+    guard = rules(policy())["authorization"]["deny-client-identity-headers"]["patternMatching"]["patterns"]
+    context = envoy_request(headers={"authorization": K8S_TOKEN, header.lower(): "x"})
+    assert all(cel.matches(p["predicate"], context) for p in guard) is admitted

@@ -127,6 +127,8 @@ JWT_BEARER = 'request.headers.authorization.matches("^Bearer [^.]+\\\\.[^.]+\\\\
 
 # Identity headers the gateway sets; a client that sends its own copy is rejected (Envoy lowercases names).
 CLIENT_IDENTITY_HEADERS = ("x-maas-username", "x-maas-group", "x-maas-subscription-rate-limit-id")
+MAAS_HEADER_PREFIX = "x-maas-"
+CLIENT_SENT_HEADERS = ("x-maas-subscription",)  # the one x-maas- header a client sends: which subscription to use
 RATE_LIMIT_ID_HEADER = "X-MaaS-Subscription-Rate-Limit-Id"
 
 _SUBSCRIPTION_VALID_REGO = (
@@ -293,8 +295,14 @@ def _metadata(platform: PlatformConfig, tenant: TenantConfig, keys: ApiKeyCel) -
 
 
 def client_header_guard() -> list[dict[str, str]]:
-    """One pattern per identity header: a request already carrying it is denied (`request.headers` is lowercase)."""
-    return [{"predicate": f'!("{header}" in request.headers)'} for header in CLIENT_IDENTITY_HEADERS]
+    """One pattern per identity header (upstream's), then one for the whole `x-maas-` family but the header a
+    client may send, so that an identity header added later cannot be spoofed either (seed 002: strip configs
+    "treat x-maas-* (prefix or explicit list)"). Authorino cannot remove a request header, so a request already
+    carrying one is denied (`request.headers` is lowercase)."""
+    named = [{"predicate": f'!("{header}" in request.headers)'} for header in CLIENT_IDENTITY_HEADERS]
+    allowed = ", ".join(f'"{header}"' for header in CLIENT_SENT_HEADERS)
+    family = f'!request.headers.exists(h, h.startsWith("{MAAS_HEADER_PREFIX}") && !(h in [{allowed}]))'
+    return [*named, {"predicate": family}]
 
 
 def _authorization(platform: PlatformConfig, tenant: TenantConfig, keys: ApiKeyCel) -> dict:
