@@ -162,6 +162,10 @@ SERVICE_CA_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt"
 MAAS_DB_SECRET = "maas-db-config"  # maas-api's database connection, provided by operators in the infra namespace
 
 PAYLOAD_PROCESSING_TYPE_ANNOTATION = "maas.opendatahub.io/payload-processing-type"
+# On the MaasTenantConfig: the apiTranslation permission (the vendored 3.6 CRD has no spec field for it), and the
+# stamp of a done IPP cleanup, so a later run does not bring IPP back once its ConfigMap is gone.
+API_TRANSLATION_ANNOTATION = "maas.opendatahub.io/api-translation-enabled"
+MIGRATED_ANNOTATION = "maas.opendatahub.io/payload-processing-migrated"
 FORCE_MIGRATION_ANNOTATION = "maas.opendatahub.io/force-payload-processing-migration"
 PAYLOAD_MIGRATION_ANNOTATION = "maas.opendatahub.io/payload-processing-migration"  # `blocked` while IPP is kept
 SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"

@@ -82,9 +82,10 @@ def raw(*models: dict, **payload) -> dict:
     return {"tenants": [{"name": "x", "payloadProcessing": {"type": "praxis", **payload}}], "models": list(models)}
 
 
-def decide(live: Lookup, *models: dict, **payload):
+def decide(live: Lookup, *models: dict, tenant_config: Lookup = ABSENT, **payload):
+    """`tenant_config`: the live MaasTenantConfig (absent: a tenant that never had one)."""
     config = load_config(raw(*models, **payload))
-    return migration_decision(config.tenants[0], live, config.models, GW_NS)
+    return migration_decision(config.tenants[0], live, tenant_config, config.models, GW_NS)
 
 
 # Fingerprints -------------------------------------------------------------------------------------------------
@@ -165,16 +166,6 @@ def test_pure_default_with_another_active_binding_is_blocked():
     )
 
 
-def test_response_baseline_waits_for_api_translation_in_configuration():
-    decision = decide(present(RESPONSE), OPENAI)
-    assert decision.outcome == "blocked"
-    assert decision.causes == (
-        f"ConfigMap {GW_NS}/{PLUGINS} is {RESPONSE_DEFAULT}: set payloadProcessing.apiTranslation.enabled: true "
-        "(this program cannot write it durably for you: the MaasTenantConfig CRD has no such field), or false to "
-        "drop response translation",
-    )
-
-
 def test_response_baseline_with_api_translation_enabled_cleans_up():
     decision = decide(present(RESPONSE), OPENAI, apiTranslation={"enabled": True})
     assert (decision.outcome, decision.warnings) == ("cleanup", ())
@@ -222,8 +213,9 @@ def test_force_bypasses_the_fingerprint_with_a_parity_warning_and_the_backup_com
     decision = decide(present(ONE_BYTE), OPENAI, forceMigration=True)
     assert decision.outcome == "cleanup"
     assert len(decision.warnings) == 1 and "does not establish IPP parity" in decision.warnings[0]
-    assert decision.notes == (
-        f"maas:tenants (x).payloadProcessing: before the forced cleanup, back up the plugins: {BACKUP}",
+    assert decision.warnings[0].endswith("then remove forceMigration")
+    assert decision.notes[0] == (
+        f"maas:tenants (x).payloadProcessing: before the forced cleanup, back up the plugins: {BACKUP}"
     )
 
 
@@ -236,13 +228,11 @@ def test_force_accepts_unqualified_bindings_as_a_recorded_risk():
     )
 
 
-def test_absent_configmap_has_nothing_to_migrate():
-    decision = decide(ABSENT, BEDROCK)
-    assert (decision.outcome, decision.causes, decision.notes) == ("cleanup", (), ())
-    assert decision.warnings == (  # the binding stays a risk while it is active, whatever became of the ConfigMap
-        "maas:tenants (x).payloadProcessing: accepted compatibility risk: ExternalModel x-models/titan (provider "
-        "bedrock, apiFormat openai-chat) is not qualified for Praxis and stays active; review and test it",
-    )
+def test_absent_configmap_with_qualified_bindings_has_nothing_to_migrate():
+    """An absent ConfigMap has no fingerprint to check; the compatibility check still applies (see
+    test_migration_seed.py for an unqualified binding)."""
+    decision = decide(ABSENT, OPENAI)
+    assert (decision.outcome, decision.causes, decision.warnings, decision.notes) == ("cleanup", (), (), ())
 
 
 def test_the_accepted_risk_stays_after_the_cleanup_while_the_binding_is_active():
@@ -267,8 +257,11 @@ def test_not_observed_keeps_ipp_with_one_warning():
 # Rendered outcome ---------------------------------------------------------------------------------------------
 
 
-def observed(data: dict[str, str] | None) -> Observed:
-    return Observed.of([] if data is None else [configmap(data)], got=[ObjectRef("ConfigMap", GW_NS, PLUGINS)])
+def observed(data: dict[str, str] | None, *live: dict) -> Observed:
+    """The plugins ConfigMap (None: absent) and the tenant's MaasTenantConfig (`live`, else absent), both looked at."""
+    objects = ([] if data is None else [configmap(data)]) + list(live)
+    got = [ObjectRef("ConfigMap", GW_NS, PLUGINS), ObjectRef("MaasTenantConfig", "ai-tenant-x", "default-tenant")]
+    return Observed.of(objects, got=got)
 
 
 def registered(rendering) -> set[tuple[str, str]]:

@@ -47,11 +47,14 @@ def _tenant_scopes(config: MaasConfig) -> list[Scope]:
 
 
 def _platform_objects(config: MaasConfig) -> list[ObjectRef]:
-    """maas-api's database Secret and each tenant's maas-api Deployment and payload-processing plugins."""
+    """maas-api's database Secret and each tenant's maas-api Deployment and payload-processing plugins; for a
+    Praxis tenant its MaasTenantConfig too, whose annotations the migration reads (force, a past cleanup)."""
     infra, gateway_ns = config.platform.infraNamespace, config.platform.gateway.namespace
     deployments = [ObjectRef("Deployment", infra, naming.maas_api_name(t.name)) for t in config.tenants]
     plugins = [ObjectRef("ConfigMap", gateway_ns, naming.payload_plugins_name(t.name)) for t in config.tenants]
-    return [ObjectRef("Secret", infra, naming.MAAS_DB_SECRET), *deployments, *plugins]
+    praxis = [t for t in config.tenants if t.payloadProcessing.type == "praxis"]
+    tenant_configs = [ObjectRef("MaasTenantConfig", t.namespace, naming.TENANT_CONFIG_NAME) for t in praxis]
+    return [ObjectRef("Secret", infra, naming.MAAS_DB_SECRET), *deployments, *plugins, *tenant_configs]
 
 
 def _usage_dashboard(config: MaasConfig) -> list[ObjectRef]:

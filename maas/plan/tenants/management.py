@@ -7,13 +7,16 @@ and retained on delete, so Pulumi neither updates nor deletes them (the controll
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ... import naming
 from ...config import MaasConfig, TenantConfig
 from ...observe import KINDS, Observed
-from ..desired import Plan, object_identity, status_write
+from ..desired import Desired, Plan, object_identity, status_write
+from ..models.routing import external_model_objects
 from ..status import writes_status
 from ..status.tenant import TenantFacts, tenant_status
-from .migration import blocked_message
+from .migration import Decision, blocked_message
 from .platform import tenant_outputs, tenant_platform
 from .shared import shared_platform
 
@@ -35,10 +38,35 @@ def add_tenants(config: MaasConfig, observed: Observed, plan: Plan) -> None:
             owner.outputs["phase"] = "Unmanaged"
         plan.warnings.extend(built.warnings)
         plan.notes.extend(built.notes)
+        _keep_serving_objects(config, tenant, built.migration, plan)
     if any(tenant.managementState != "Removed" for tenant in config.tenants):
         plan.add(*PLATFORM, *shared_platform(config.platform))
     names = sorted(tenant.name for tenant in config.tenants)
     plan.outputs["tenants"] = {name: plan.owner("Tenant", name).outputs for name in names}
+
+
+def _keep_serving_objects(config: MaasConfig, tenant: TenantConfig, migration: Decision | None, plan: Plan) -> None:
+    """Seed 002: with an unqualified binding the resolver "fails that reconcile before publishing or cleaning
+    serving resources, preserving the last-known route and overlay". So while the migration is blocked, each
+    ExternalModel that blocks it keeps its routing objects as Pulumi last applied them (changes ignored; one not
+    yet applied is created as configured). Its MaaSModelRef and policies still follow the configuration, so
+    access can always be revoked; a model removed from the configuration no longer blocks, and goes."""
+    if tenant.managementState != "Managed" or migration is None or migration.outcome != "blocked":
+        return
+    models = {model.key: model for model in config.models}
+    for key in migration.held:
+        serving = {_identity(body) for body in external_model_objects(config, models[key])}
+        owner = plan.owner("Model", key)
+        owner.objects = [_as_last_applied(obj) if obj.identity in serving else obj for obj in owner.objects]
+
+
+def _identity(body: dict) -> str:
+    return object_identity(body["kind"], body["metadata"].get("namespace"), body["metadata"]["name"])
+
+
+def _as_last_applied(obj: Desired) -> Desired:
+    """Every field ignored, not retained: Pulumi keeps the applied object and may still delete it."""
+    return replace(obj, ignore_changes=tuple(sorted(obj.body)))
 
 
 def apply_management_states(config: MaasConfig, plan: Plan) -> None:

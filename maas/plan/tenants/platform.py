@@ -15,7 +15,7 @@ from ...config import MaasConfig, TenantConfig
 from ...observe import Observed
 from ..desired import Desired, k8s_object
 from .maasapi import maas_api, unverified_tls_notes
-from .migration import Decision, migration_decision
+from .migration import API_TRANSLATION_ANNOTATION, MIGRATED_ANNOTATION, Decision, migration_decision
 from .payload import payload_processing, unverified_tls_note
 from .rbac import tenant_admin_role
 from .telemetry import gateway_telemetry, telemetry_labels
@@ -89,11 +89,7 @@ def _tenant_config(tenant: TenantConfig, migration: Decision | None) -> Desired:
         spec["payloadProcessing"] = payload
     annotations = {MAAS_API_REPLICAS_ANNOTATION: str(tenant.maasApiReplicas)}
     if migration is not None:
-        annotations[naming.PAYLOAD_PROCESSING_TYPE_ANNOTATION] = "praxis"
-        if settings.forceMigration:
-            annotations[naming.FORCE_MIGRATION_ANNOTATION] = "true"
-        if migration.outcome == "blocked":
-            annotations[naming.PAYLOAD_MIGRATION_ANNOTATION] = "blocked"
+        annotations.update(_migration_annotations(tenant, migration))
     body = k8s_object(
         MAAS_API_VERSION,
         "MaasTenantConfig",
@@ -106,13 +102,31 @@ def _tenant_config(tenant: TenantConfig, migration: Decision | None) -> Desired:
     return Desired(body)
 
 
+def _migration_annotations(tenant: TenantConfig, migration: Decision) -> dict[str, str]:
+    """The Praxis switch, and what the migration must find again on the live object next time. The force
+    annotation is written only for `forceMigration`: one an operator set in the cluster stays theirs (Pulumi's
+    server-side apply leaves another manager's field alone), so removing it there stops the forcing."""
+    annotations = {naming.PAYLOAD_PROCESSING_TYPE_ANNOTATION: "praxis"}
+    if tenant.payloadProcessing.forceMigration:
+        annotations[naming.FORCE_MIGRATION_ANNOTATION] = "true"
+    if migration.outcome == "blocked":
+        annotations[naming.PAYLOAD_MIGRATION_ANNOTATION] = "blocked"
+    if migration.translation is not None:  # the CRD has no spec.apiTranslation (see migration.py)
+        annotations[API_TRANSLATION_ANNOTATION] = str(migration.translation).lower()
+    if _cleans_up(tenant, migration):  # written before Pulumi's deletes, which run last in an update
+        annotations[MIGRATED_ANNOTATION] = "true"
+    return annotations
+
+
 def _migration(config: MaasConfig, tenant: TenantConfig, observed: Observed) -> Decision | None:
+    """Judged on the live plugins ConfigMap and the live MaasTenantConfig (force, permission, a past cleanup)."""
     if tenant.payloadProcessing.type != "praxis":
         return None
     namespace = config.platform.gateway.namespace
-    live = observed.lookup("ConfigMap", namespace, naming.payload_plugins_name(tenant.name))
+    plugins = observed.lookup("ConfigMap", namespace, naming.payload_plugins_name(tenant.name))
+    live_config = observed.lookup("MaasTenantConfig", tenant.namespace, naming.TENANT_CONFIG_NAME)
     externals = [m for m in config.models if m.tenant == tenant.name and m.modelRef.kind == "ExternalModel"]
-    return migration_decision(tenant, live, externals, namespace)
+    return migration_decision(tenant, plugins, live_config, externals, namespace)
 
 
 def _cleans_up(tenant: TenantConfig, migration: Decision | None) -> bool:
