@@ -35,3 +35,4 @@ bench: $(VENV)/.installed
 	@$(PY) bench/gateway_budget.py
 	@$(PY) bench/state_growth.py
 	@$(PY) bench/tenants.py
+	@$(PY) bench/simulator.py

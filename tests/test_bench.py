@@ -36,3 +36,11 @@ def test_tenants_benchmark_imports():
         check=False,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_simulator_benchmark_runs_one_small_case():
+    result = subprocess.run(
+        [sys.executable, "bench/simulator.py", "2"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[1].split()[0] == "2"

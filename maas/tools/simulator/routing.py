@@ -107,7 +107,8 @@ def _path_holds(match: Match, url_path: str) -> bool:
 def wasm_action_set(config: WasmConfig, host: str, context: Mapping[str, Any]) -> ActionSet | None:
     """The ActionSet the wasm-shim runs: the first in Kuadrant's order that covers the host and whose
     predicates hold; None when none does (the request passes the wasm filter untouched)."""
+    activation = cel.prepared(context)
     for action_set in config.action_sets:
-        if covers(action_set.host, host) and all(cel.matches(p, context) for p in action_set.predicates):
+        if covers(action_set.host, host) and all(cel.matches(p, activation) for p in action_set.predicates):
             return action_set
     return None
