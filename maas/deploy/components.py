@@ -9,6 +9,7 @@ replacing them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
@@ -18,7 +19,7 @@ from .. import naming
 from ..config import MaasConfig, PlatformConfig
 from ..plan.desired import Desired, Owner, Plan, object_identity
 from ..plan.grouping import Group, component_groups
-from .status_writer import StatusWrites, status_inputs, status_target
+from .status_writer import StatusWrites, status_inputs, status_target, target_key
 
 COMPONENT_TYPE = "maas:index:{kind}"
 
@@ -54,11 +55,17 @@ class _Registrar:
     """Registers objects under their components, each after the objects it `depends_on`; then each component's
     status writes as one resource, after everything they describe."""
 
-    def __init__(self, providers: dict[bool, k8s.Provider], platform: PlatformConfig) -> None:
-        self.providers = providers
+    def __init__(
+        self,
+        providers: dict[bool, k8s.Provider] | None,
+        platform: PlatformConfig,
+        failed: Mapping[str, Desired] | None = None,
+    ) -> None:
+        self.providers = providers or {}
         options = platform.kubernetes
         self.connection = {k: v for k, v in (("kubeconfig", options.kubeconfig), ("context", options.context)) if v}
         self.observe = platform.observe
+        self.failed = failed or {}  # tenant -> the MaasTenantConfig status write a failed preflight publishes
         self.registered: dict[str, pulumi.Resource] = {}
 
     def register_all(self, components: list[OwnerComponent]) -> None:
@@ -90,8 +97,18 @@ class _Registrar:
         )
         return KubernetesObject(desired, options)
 
+    def register_failed(self, components: list[OwnerComponent]) -> list[pulumi.Resource]:
+        """Only the status resources of the tenants a failed preflight concerns (see `_register_failed`)."""
+        return [self._register_failed(component) for component in components if self._is_failed(component)]
+
+    def _is_failed(self, component: OwnerComponent) -> bool:
+        return component.group.kind == "Tenant" and component.group.name in self.failed
+
     def _register_statuses(self, component: OwnerComponent) -> None:
         """One resource for every status write of the component, depending on the union of what they describe."""
+        if self._is_failed(component):
+            self._register_failed(component)
+            return
         writes = [d for owner in component.group.owners for d in owner.objects if d.subresource == "status"]
         if not writes:
             return
@@ -102,9 +119,22 @@ class _Registrar:
         options = pulumi.ResourceOptions(parent=component, depends_on=[self.registered[i] for i in dependencies])
         StatusWrites(f"statuses/{component.group.name}", status_inputs(targets, self.connection), options)
 
-    def _target(self, desired: Desired) -> dict[str, Any]:
+    def _register_failed(self, component: OwnerComponent) -> pulumi.Resource:
+        """The tenant's status resource as a stopped update registers it, the same in preview and update: every
+        planned target (shown, not written), the MaasTenantConfig one as the failed preflight judged it, written
+        alone (`writeOnly`); no dependencies and no uids, since that update registers none of the objects."""
+        failed = self.failed[component.group.name]
+        writes = [d for owner in component.group.owners for d in owner.objects if d.subresource == "status"]
+        writes = [failed if d.identity == failed.identity else d for d in writes]
+        targets = [self._target(desired, with_uid=False) for desired in writes]
+        only = [target_key(self._target(failed, with_uid=False))]
+        inputs = status_inputs(targets, self.connection, write_only=only)
+        return StatusWrites(f"statuses/{component.group.name}", inputs, pulumi.ResourceOptions(parent=component))
+
+    def _target(self, desired: Desired, with_uid: bool = True) -> dict[str, Any]:
         facts = desired.status_facts if self.observe else None  # `observe: false`: the writer reads nothing
-        return status_target(desired.body, naming.STATUS_RESOURCES[desired.kind], self._uid(desired), facts)
+        uid = self._uid(desired) if with_uid else None
+        return status_target(desired.body, naming.STATUS_RESOURCES[desired.kind], uid, facts)
 
     def _uid(self, desired: Desired) -> pulumi.Output | None:
         """The target's uid: a re-created object (new uid, empty status) gets its status written again."""
@@ -139,12 +169,22 @@ def providers_for(plan: Plan, platform: PlatformConfig) -> dict[bool, k8s.Provid
     return {False: main, True: main if adopting else kubernetes_provider(platform, ADOPTING_PROVIDER, upsert=True)}
 
 
-def deploy(plan: Plan, config: MaasConfig) -> None:
+def deploy(plan: Plan, config: MaasConfig, failed: Mapping[str, Desired] | None = None) -> None:
+    """Everything the plan holds; with `failed`, those tenants' status resources as a stopped update registers
+    them (the preview of an update that a failed preflight stops, `program.py`)."""
     components = [OwnerComponent(group) for group in component_groups(plan, config)]
-    _Registrar(providers_for(plan, config.platform), config.platform).register_all(components)
+    _Registrar(providers_for(plan, config.platform), config.platform, failed).register_all(components)
     for component in components:
         component.register_outputs(component.group.outputs())
     for warning in plan.warnings:
         pulumi.log.warn(warning)
     for name, value in plan.outputs.items():
         pulumi.export(name, value)
+
+
+def deploy_failed(plan: Plan, config: MaasConfig, failed: Mapping[str, Desired]) -> list[pulumi.Resource]:
+    """Only what an update that a failed preflight stops registers: the components of the tenants it concerns
+    and their status resources (no provider, no object, no other component). The program then fails, so the
+    engine deletes nothing of what this run left out."""
+    groups = [g for g in component_groups(plan, config) if g.kind == "Tenant" and g.name in failed]
+    return _Registrar(None, config.platform, failed).register_failed([OwnerComponent(group) for group in groups])

@@ -1,5 +1,25 @@
 """The program `pulumi up` runs: validate the configuration, observe the cluster, compute the desired state,
-check it, register it."""
+check it, register it.
+
+When the checks fail only on preflight problems that concern tenants (a missing or unusable Gateway, a missing
+`maas-db-config` Secret, a missing CRD their objects need), the update still publishes those tenants'
+MaasTenantConfig status (seed 000: `Failed`) and changes nothing else. How, given the real engine:
+
+- `pulumi up` first runs the program as a preview and stops if that fails (pulumi/pulumi `pkg/backend/apply.go`
+  `PreviewThenPromptThenExecute`), so a preview that raised would never let the update publish anything. The
+  preview therefore registers the whole plan, as a successful update would, with those tenants' status resources
+  in their stopped form, and warns that the update will stop; a preview writes nothing (a dynamic provider's
+  update is not called in preview).
+- A successful run that registers less deletes the rest, so the update registers only those status resources
+  (under their tenant components) and then fails: the engine performs deletes only after the program finished
+  without error (`pkg/resource/deploy/deployment_executor.go`, `performPostSteps` after the source's last event),
+  and keeps every resource it was not sent as it was.
+- The status resource writes only the MaasTenantConfig target (`writeOnly`, `status_writer.py`); its other
+  targets keep their records, so the next full update compares each with what the cluster holds.
+
+Problems of the configuration itself (schema, identities, quota resets, gateway budgets) still stop every run
+before anything is registered, preview included.
+"""
 
 from __future__ import annotations
 
@@ -7,22 +27,34 @@ from typing import Any
 
 import pulumi
 
-from ..config import KEYS, NAMESPACE, ConfigError, MaasConfig, load_config
+from ..config import KEYS, NAMESPACE, ConfigError, ConfigIssue, MaasConfig, load_config
 from ..observe import ObservationError, Observed, read_cluster, what_to_observe
 from ..plan.build import build_plan
 from ..plan.checks.issues import plan_issues
-from ..plan.desired import Plan
-from .components import deploy
+from ..plan.checks.preflight import preflight
+from ..plan.desired import Desired, Plan
+from ..plan.status.failed import failed_tenant_writes, failure_issues
+from .components import deploy, deploy_failed
 
+PREVIEW_STOP = (
+    "preflight failed: `pulumi up` will publish the MaasTenantConfig status of {tenants} and stop before changing "
+    "anything else; the other changes shown are those of the first `pulumi up` after these are fixed"
+)
+UPDATE_STOP = (
+    "preflight failed ({count} problem(s)): published the MaasTenantConfig status of {tenants} (where an earlier "
+    "`pulumi up` wrote one) and changed nothing else; fix these and run `pulumi up` again"
+)
 NOT_OBSERVING = (
     "maas:platform.observe is false: nothing was read from the cluster, so model, subscription and tenant "
     "statuses are the intended ones (from configuration), not observed"
 )
 
 
-def run(observed: Observed | None = None) -> Plan:
+def run(observed: Observed | None = None, publish_failed: bool = False) -> Plan:
     """Raises ConfigError before registering anything when the configuration is invalid. `observed`: a snapshot
-    taken elsewhere (the offline renderer); None reads the cluster of `platform.kubernetes` once, now."""
+    taken elsewhere (the offline renderer); None reads the cluster of `platform.kubernetes` once, now.
+    `publish_failed` (what `pulumi up` runs): a failed preflight that concerns tenants publishes their status
+    first (module docstring); the renderer keeps the plain refusal, so `render` and `validate` exit 2."""
     config = load_config(raw_from_pulumi())
     observation_warnings: list[str] = []
     if observed is None:
@@ -32,10 +64,49 @@ def run(observed: Observed | None = None) -> Plan:
     for note in plan.notes:  # before the checks, so that a refused update still shows every gateway's size
         pulumi.log.info(note)
     issues = plan_issues(config, plan, observed)
-    if issues:
+    if not issues:
+        deploy(plan, config)
+        return plan
+    failed = publishable(config, plan, observed, issues) if publish_failed else {}
+    if not failed:
         raise ConfigError(issues)
-    deploy(plan, config)
+    _stop_after_publishing(plan, config, failed, issues)
     return plan
+
+
+def publishable(config: MaasConfig, plan: Plan, observed: Observed, issues: list[ConfigIssue]) -> dict[str, Desired]:
+    """The status writes a stopped run publishes; {} when it must stop at once: no tenant concerned, a write the
+    API server would refuse, or a preview of a configuration with problems besides preflight (its objects must not
+    be previewed as if they could be applied)."""
+    failed = failed_tenant_writes(config, plan, observed)
+    if not failed or failure_issues(failed):
+        return {}
+    only_preflight = set(issues) <= set(preflight(config, plan, observed))
+    return failed if only_preflight or not pulumi.runtime.is_dry_run() else {}
+
+
+def _stop_after_publishing(plan: Plan, config: MaasConfig, failed: dict[str, Desired], issues: list) -> None:
+    """Preview: the whole plan with the stopped form of those tenants' status resources, and a warning. Update:
+    those status resources alone, then the run fails listing every problem, once they are registered."""
+    for name, write in failed.items():
+        plan.owner("Tenant", name).outputs["phase"] = write.body["status"]["phase"]
+    listed = "\n".join(f"  - {issue}" for issue in issues)
+    if pulumi.runtime.is_dry_run():
+        plan.warnings[:0] = [f"{PREVIEW_STOP.format(tenants=_phases(failed))}:\n{listed}"]
+        deploy(plan, config, failed)
+        return
+    writers = deploy_failed(plan, config, failed)
+    message = f"{UPDATE_STOP.format(tenants=_phases(failed), count=len(issues))}:\n{listed}"
+    pulumi.Output.all(*[writer.urn for writer in writers]).apply(lambda _: _stop(message))
+
+
+def _phases(failed: dict[str, Desired]) -> str:
+    return ", ".join(f"{name} ({write.body['status']['phase']})" for name, write in sorted(failed.items()))
+
+
+def _stop(message: str) -> None:
+    """Raised once the status resources are registered: the engine then deletes nothing this run left out."""
+    raise pulumi.RunError(message)
 
 
 def raw_from_pulumi() -> dict[str, Any]:
@@ -62,6 +133,6 @@ def main() -> None:
     """`pulumi preview`/`up`: configuration and observation errors end the program as one clean message (a
     RunError), not as a Python traceback with the program's source."""
     try:
-        run()
+        run(publish_failed=True)
     except (ConfigError, ObservationError) as error:
         raise pulumi.RunError(str(error)) from None

@@ -25,6 +25,12 @@ Lifecycle:
   the same, and fields the previous write had and this one drops are set to null. The state keeps the status
   written (`status`, as the program computes it, so the next preview compares like with like) and as stamped
   (`appliedStatus`). A target removed from the inputs is dropped from the state, and nothing is sent for it.
+- create/update with `writeOnly` (the keys of some targets; how a stopped update publishes the statuses a failed
+  preflight decides, `deploy/program.py`): only those targets are compared and written, and only when a previous
+  write recorded them (their object existed then; a target never written has nothing to write to). Every other
+  target keeps its record, as does the connection (a changed one then rewrites everything at the next full
+  update); a target whose `targetUid` is None (its object was not registered by this update) keeps its recorded
+  uid. So the next full update compares every target with what the cluster really holds.
 - read (`pulumi refresh`): each live status, so drift shows and the next `up` writes it again; a target whose
   object no longer exists is dropped, and a resource with none left ends.
 - delete: nothing. A status leaves the program either because its object is being deleted (the status goes with
@@ -71,6 +77,7 @@ IDENTITY_KEYS = ("apiVersion", "kind", "resource", "namespace", "name")
 COMPARED_KEYS = ("status", "facts", "targetUid")
 RECORDED_KEYS = ("status", "transitions", "storedStatus")  # what a write or a refresh records, beside the inputs
 BATCH_ID = "statuses"
+WRITE_ONLY = "writeOnly"  # input: the keys of the only targets to write, every other one kept as recorded
 HINTS = {
     401: HTTP_HINTS[401],
     403: "grant the identity of the kubeconfig `{verb}` on {resource}",
@@ -266,17 +273,20 @@ class StatusBatchProvider(pulumi.dynamic.ResourceProvider):
     nothing (see the module docstring)."""
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
-        return pulumi.dynamic.CreateResult(BATCH_ID, _write_changed(props, {}))
+        return pulumi.dynamic.CreateResult(BATCH_ID, _write(props, {}))
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
         """No replacement ever: a target that moves is written as a new one, and nothing is ever deleted."""
         old, new = olds.get("targets") or {}, news.get("targets") or {}
-        changed = olds.get("connection") != news.get("connection") or old.keys() != new.keys()
-        changed = changed or any(target_changed(old[key], new[key]) for key in new)
+        moved = olds.get("connection") != news.get("connection")
+        if news.get(WRITE_ONLY) is not None:
+            changed = bool(_write_only_todo(news, old, moved))
+        else:
+            changed = moved or old.keys() != new.keys() or any(target_changed(old[key], new[key]) for key in new)
         return pulumi.dynamic.DiffResult(changes=changed, replaces=[], delete_before_replace=False)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
-        return pulumi.dynamic.UpdateResult(_write_changed(news, olds))
+        return pulumi.dynamic.UpdateResult(_write(news, olds))
 
     def read(self, id_: str, props: dict[str, Any]) -> pulumi.dynamic.ReadResult:
         targets = props.get("targets") or {}
@@ -302,6 +312,37 @@ def target_changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> boo
     return old is None or any(old.get(key) != new.get(key) for key in IDENTITY_KEYS + COMPARED_KEYS)
 
 
+def _write(news: dict[str, Any], olds: dict[str, Any]) -> dict[str, Any]:
+    return _write_only(news, olds) if news.get(WRITE_ONLY) is not None else _write_changed(news, olds)
+
+
+def _write_only(news: dict[str, Any], olds: dict[str, Any]) -> dict[str, Any]:
+    """Write the `writeOnly` targets that a previous write recorded and that changed; the outputs: every record of
+    `olds` (and its connection), those targets with what this write recorded, and no `writeOnly`."""
+    recorded = olds.get("targets") or {}
+    connection = news.get("connection") or {}
+    todo = _write_only_todo(news, recorded, olds.get("connection") != news.get("connection"))
+    with Session(connection) as api:
+        written = each_target(todo, lambda target: _write_one(api, target, _previous(recorded, target), connection))
+    kept = {key: value for key, value in news.items() if key != WRITE_ONLY}
+    return {**kept, "connection": olds.get("connection", connection), "targets": {**recorded, **written}}
+
+
+def _write_only_todo(news: Mapping[str, Any], recorded: Mapping[str, Any], moved: bool) -> dict[str, Any]:
+    """The `writeOnly` targets to write: recorded before, and changed (or the connection did); each with its
+    recorded uid when the update did not register its object (`targetUid` None)."""
+    targets = news.get("targets") or {}
+    todo = {}
+    for key in news[WRITE_ONLY]:
+        if key in targets and key in recorded:
+            target = targets[key]
+            if target.get("targetUid") is None:
+                target = {**target, "targetUid": recorded[key].get("targetUid")}
+            if moved or target_changed(recorded[key], target):
+                todo[key] = target
+    return todo
+
+
 def _write_changed(news: dict[str, Any], olds: dict[str, Any]) -> dict[str, Any]:
     """Write the targets that are new or changed (all of them through a new connection); the outputs: the inputs,
     each target with what its write recorded, or with the record of `olds` when it was not written again."""
@@ -310,7 +351,7 @@ def _write_changed(news: dict[str, Any], olds: dict[str, Any]) -> dict[str, Any]
     moved = olds.get("connection") != news.get("connection")
     todo = {key: t for key, t in news["targets"].items() if moved or target_changed(recorded.get(key), t)}
     with Session(connection) as api:
-        written = each_target(todo, lambda target: _write(api, target, _previous(recorded, target), connection))
+        written = each_target(todo, lambda target: _write_one(api, target, _previous(recorded, target), connection))
     targets = {key: written[key] if key in written else recorded[key] for key in sorted(news["targets"])}
     return {**news, "targets": targets}
 
@@ -322,7 +363,7 @@ def _previous(recorded: Mapping[str, Any], target: Mapping[str, Any]) -> dict[st
     return applied_status(old) if same else None
 
 
-def _write(
+def _write_one(
     api: Session, target: dict[str, Any], previous: dict[str, Any] | None, connection: Mapping[str, str]
 ) -> dict[str, Any]:
     """Judge, stamp and patch; the target with the status written, its transition times and, when the API server
@@ -391,12 +432,16 @@ def status_target(
     return target
 
 
-def status_inputs(targets: list[dict[str, Any]], connection: Mapping[str, str]) -> dict[str, Any]:
-    """The inputs of one status write resource: the connection (secret) and the targets by key."""
-    return {
+def status_inputs(
+    targets: list[dict[str, Any]], connection: Mapping[str, str], write_only: list[str] | None = None
+) -> dict[str, Any]:
+    """The inputs of one status write resource: the connection (secret), the targets by key and, when given, the
+    keys of the only targets to write (`writeOnly`)."""
+    inputs: dict[str, Any] = {
         "connection": pulumi.Output.secret(dict(connection)),
         "targets": {target_key(target): target for target in targets},
     }
+    return inputs if write_only is None else {**inputs, WRITE_ONLY: sorted(write_only)}
 
 
 def rendered_status(target: Mapping[str, Any]) -> dict[str, Any]:

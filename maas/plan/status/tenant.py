@@ -1,10 +1,12 @@
 """MaasTenantConfig status (seed 000, upstream-platform.md §3.3 decision table, §6): the tenant platform's phase.
 
-`Pending` while a dependency CRD or the maas-api Deployment is not available, `Failed` without the
-`maas-db-config` Secret, `Active` once maas-api is available, `Degraded` when the program has warnings for the
-tenant; a blocked IPP-to-Praxis migration makes `Ready=False` (`MigrationBlocked`, seed 002). Written after the
-maas-api Deployment is awaited, and judged again at that moment on the live cluster.
-Without observation the status is the intended one, marked `NotObserved`.
+`Failed` when the tenant's Gateway does not exist or is neither Accepted nor Programmed (seed 000: "gateway
+invalid"; upstream checks the Gateway first, so its other conditions are then not judged), `Pending` while a
+dependency CRD or the maas-api Deployment is not available, `Failed` without the `maas-db-config` Secret,
+`Active` once maas-api is available, `Degraded` when the program has warnings for the tenant; a blocked
+IPP-to-Praxis migration makes `Ready=False` (`MigrationBlocked`, seed 002). Written after the maas-api Deployment
+is awaited, and judged again at that moment on the live cluster; when preflight fails, written alone
+(`failed.py`). Without observation the status is the intended one, marked `NotObserved`.
 """
 
 from __future__ import annotations
@@ -14,12 +16,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ... import naming
+from ...config.errors import escaped, quoted
 from ...observe import KINDS, ObjectRef, Observed
-from ...observe.fields import int_at
+from ...observe.fields import int_at, items_at, text_at
 from .conditions import condition
 from .facts import Facts
 
 NOT_OBSERVED = "not observed: Pulumi publishes this status from configuration"
+GATEWAY_CONDITIONS = ("Accepted", "Programmed")  # a Gateway is valid when its controller says either is True
+INVALID_GATEWAY = "InvalidGateway"  # upstream's reason for a tenant whose Gateway cannot be used
 
 
 @dataclass(frozen=True)
@@ -30,15 +35,38 @@ class TenantFacts(Facts):
     crd_kinds: tuple[str, ...] = ()  # custom kinds the tenant's platform writes
     warnings: tuple[str, ...] = ()  # the program's warnings that make the tenant Degraded
     migration_blocked: str = ""  # why the IPP-to-Praxis migration is blocked (Ready=False, MigrationBlocked)
+    gateway_namespace: str = ""  # the tenant's Gateway ("": not judged, as in facts written before it was)
+    gateway_name: str = ""
 
 
 def observation_needed(facts: TenantFacts) -> tuple[ObjectRef, ...]:
     crds = [ObjectRef("CustomResourceDefinition", None, KINDS[kind].crd_name) for kind in facts.crd_kinds]
+    gateway = [ObjectRef("Gateway", facts.gateway_namespace, facts.gateway_name)] if facts.gateway_name else []
     return (
         ObjectRef("Deployment", facts.infra_namespace, facts.deployment),
         ObjectRef("Secret", facts.infra_namespace, naming.MAAS_DB_SECRET),
+        *gateway,
         *crds,
     )
+
+
+def gateway_problem(gateway: Mapping[str, Any] | None) -> str:
+    """Why a tenant cannot use its Gateway ("does not exist", "is neither Accepted nor Programmed (...)"), or ""
+    when it can. A Gateway that reports neither condition is not judged: every Gateway the API server stores gets
+    both (as `Unknown` until a controller looks), so only a hand-written snapshot lacks them. Live reasons and
+    messages are escaped and shortened: they end up in a status message and on the terminal."""
+    if gateway is None:
+        return "does not exist"
+    reported = [c for c in items_at(gateway, "status", "conditions") if c.get("type") in GATEWAY_CONDITIONS]
+    if not reported or any(c.get("status") == "True" for c in reported):
+        return ""
+    return "is neither Accepted nor Programmed (" + "; ".join(_condition_text(c) for c in reported) + ")"
+
+
+def _condition_text(found: Mapping[str, Any]) -> str:
+    status, reason = (escaped(text_at(found, key) or "?")[:64] for key in ("status", "reason"))
+    message = text_at(found, "message")
+    return f"{found['type']}={status} {reason}" + (f": {quoted(message)}" if message else "")
 
 
 def tenant_status(facts: TenantFacts, observed: Observed) -> dict[str, Any]:
@@ -59,6 +87,9 @@ def _judged(facts: TenantFacts, observed: Observed) -> dict[str, Any]:
     secret = observed.lookup("Secret", facts.infra_namespace, naming.MAAS_DB_SECRET)
     if deployment.state == "unknown" or secret.state == "unknown":
         return _intended(facts)
+    gateway = _gateway_problem(facts, observed)
+    if gateway:
+        return _gateway_invalid(facts, gateway)
     missing = [kind for kind in facts.crd_kinds if observed.installed(kind) is False]
     if missing:
         return _dependencies_missing(facts, missing)
@@ -96,6 +127,29 @@ def _intended(facts: TenantFacts) -> dict[str, Any]:
         condition("MaaSPrerequisitesAvailable", "Unknown", "NotObserved", NOT_OBSERVED),
         condition("DeploymentsAvailable", "Unknown", "NotObserved", NOT_OBSERVED),
         _degraded(facts),
+    )
+
+
+def _gateway_problem(facts: TenantFacts, observed: Observed) -> str:
+    """The full sentence for a Gateway the tenant cannot use; "" when it can, or when nobody looked."""
+    if not facts.gateway_name:
+        return ""
+    found = observed.lookup("Gateway", facts.gateway_namespace, facts.gateway_name)
+    problem = "" if found.state == "unknown" else gateway_problem(found.object)
+    return f"Gateway {facts.gateway_namespace}/{facts.gateway_name} {problem}" if problem else ""
+
+
+def _gateway_invalid(facts: TenantFacts, text: str) -> dict[str, Any]:
+    """Upstream judges the Gateway before anything else: what comes after it is not judged (`Unknown`)."""
+    unjudged = f"not judged: {text}"
+    return _status(
+        facts,
+        "Failed",
+        condition("Ready", "False", INVALID_GATEWAY, text),
+        condition("DependenciesAvailable", "Unknown", INVALID_GATEWAY, unjudged),
+        condition("MaaSPrerequisitesAvailable", "Unknown", INVALID_GATEWAY, unjudged),
+        condition("DeploymentsAvailable", "Unknown", INVALID_GATEWAY, unjudged),
+        condition("Degraded", "False", INVALID_GATEWAY, unjudged),
     )
 
 

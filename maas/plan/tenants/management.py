@@ -15,6 +15,7 @@ from ...observe import KINDS, Observed
 from ..desired import Desired, Plan, object_identity, status_write
 from ..models.routing import external_model_objects
 from ..status import writes_status
+from ..status.failed import gateway_facts
 from ..status.tenant import TenantFacts, tenant_status
 from .migration import Decision, blocked_message
 from .platform import tenant_outputs, tenant_platform
@@ -118,6 +119,7 @@ def _tenant_facts(config: MaasConfig, tenant: TenantConfig, owner) -> TenantFact
         crd_kinds=tuple(sorted(kinds)),
         warnings=tuple(owner.outputs.get("warnings", ())),
         migration_blocked=_migration_blocked(owner.outputs.get("payloadProcessingMigration")),
+        **gateway_facts(config, tenant),  # judged first: a tenant on an invalid Gateway is Failed (seed 000)
     )
 
 
