@@ -214,7 +214,11 @@ def test_stdin_is_read_for_a_dash(capsys, monkeypatch):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("a: [\n", "{path}:2:1: not valid YAML: while parsing a flow node; did not find expected node content"),
+        (
+            "a: [\n",
+            "{path}:2:1: invalid YAML: did not find expected node content (while parsing a flow node at line 2, "
+            "column 1); fix the YAML syntax here",
+        ),
         ("--- just text\n", "{path}:0: not a Kubernetes object (a mapping with apiVersion and kind)"),
         ("- 1\n- 2\n", "{path}:0[0]: not a Kubernetes object (a mapping with apiVersion and kind)"),
     ],

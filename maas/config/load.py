@@ -6,6 +6,7 @@ The same function serves `pulumi up` (values from `pulumi.Config`) and the offli
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -73,9 +74,13 @@ def _order(issue: ConfigIssue) -> tuple:
 
 
 def _index(path: str) -> int:
-    if "[" not in path:
-        return -1
-    return int(path.split("[", 1)[1].split("]", 1)[0])
+    """The position in the path's first `[...]`, or -1: a key may be written with brackets of its own
+    (`maas:platform.kubernetes[context]`), which hold no position."""
+    match = _POSITION.match(path.partition("[")[2])
+    return int(match.group(1)) if match else -1
+
+
+_POSITION = re.compile(r"([0-9]{1,18})\]")
 
 
 @cache

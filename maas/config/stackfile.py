@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -50,10 +51,15 @@ _YAML_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 _DOT_FLOAT = re.compile(r"\.[0-9](_?[0-9])*([eE][-+]?[0-9](_?[0-9])*)?")  # strconv.ParseFloat of `.5`-like text
 _INT64 = range(-(2**63), 2**63)
 _UINT64 = range(2**64)
+_UINT64_DIGITS = len(str(2**64))  # a decimal integer with more digits is out of range
 _JSON_INTEGRAL = 1e21  # Go's encoding/json writes smaller whole floats without a fraction or exponent
 
 # yaml.v3 decode.go: aliases may make up 99% of a small document, falling to 10% of a large one.
 _ALIAS_LOW, _ALIAS_HIGH = 400_000, 4_000_000
+_MERGE_CHAIN = (
+    f"lists, mappings and the mappings that merge keys ('<<') take in are nested more than {MAX_DEPTH} levels "
+    "deep (a merged mapping that merges another counts as one level more); merge fewer levels, or write the values out"
+)
 _EXCESSIVE_ALIASING = "aliases expand to too much data (yaml.v3 refuses it too); write the values out"
 
 _TAB = "a tab is used for indentation; YAML indents with spaces only, so replace the tab with spaces"
@@ -126,6 +132,14 @@ def yaml_document(text: str, source: str) -> Any:
     return _Decoder(source).value(root) if root is not None else None
 
 
+def yaml_documents(text: str, source: str, scalar: Callable[[str], Any] | None = None) -> list[Any]:
+    """Every document of a YAML stream (an empty one is None), decoded as `yaml_document` decodes one, with the same
+    bounds (the alias bound counts the whole stream); `scalar` gives the value of an untagged plain scalar, for a
+    reader whose scalars are not yaml.v3's (`kubectl`'s YAML 1.1)."""
+    decoder = _Decoder(source, scalar or plain_scalar, "here")
+    return [decoder.value(root) for root in _compose_all(text, source, single=False)]
+
+
 def plain_scalar(text: str) -> Any:
     """The value yaml.v3 gives an untagged plain scalar decoded into `any` (resolve.go): the YAML 1.2 core schema,
     plus Go's integer prefixes (`0b`, `0o`, `0x`, and `0777` as octal) and `_` between digits; dates and numbers
@@ -149,6 +163,8 @@ def _go_int(text: str) -> int | None:
     if match is None:
         return None
     sign, digits = match.groups()
+    if len(digits) > _UINT64_DIGITS and digits[0] != "0":
+        return None  # out of range; and Python refuses to convert more than 4300 decimal digits at all
     if digits[:2].lower() in ("0x", "0o", "0b"):
         number = int(digits, 0)
     else:
@@ -183,8 +199,15 @@ def _read(path: Path, source: str) -> str:
 
 
 def _compose(text: str, source: str) -> _Node | None:
-    """The first document's node tree, built from parser events so that nesting is bounded while parsing."""
-    root: _Node | None = None
+    """The document's node tree; a second document is refused."""
+    roots = _compose_all(text, source, single=True)
+    return roots[0] if roots else None
+
+
+def _compose_all(text: str, source: str, single: bool) -> list[_Node]:
+    """Each document's node tree, built from parser events so that nesting is bounded while parsing; `single`
+    refuses a second document."""
+    roots: list[_Node] = []
     open_nodes: list[_Node] = []
     anchors: dict[str, _Node] = {}
     documents = 0
@@ -192,7 +215,8 @@ def _compose(text: str, source: str) -> _Node | None:
         for event in yaml.parse(text, Loader=_LOADER):
             if isinstance(event, yaml.DocumentStartEvent):
                 documents += 1
-                if documents > 1:
+                anchors = {}  # an anchor names a node of its own document only
+                if single and documents > 1:
                     _fail(source, _mark(event), "a second YAML document starts here; a stack file is one document")
             elif isinstance(event, yaml.CollectionEndEvent):
                 open_nodes.pop()
@@ -201,7 +225,7 @@ def _compose(text: str, source: str) -> _Node | None:
                 if open_nodes:
                     open_nodes[-1].children.append(node)
                 else:
-                    root = node
+                    roots.append(node)
                 if isinstance(event, yaml.CollectionStartEvent):
                     open_nodes.append(node)
                     if len(open_nodes) > MAX_DEPTH:
@@ -210,7 +234,7 @@ def _compose(text: str, source: str) -> _Node | None:
         raise _syntax_error(error, text, source) from None
     except yaml.YAMLError as error:  # a reader error that the character check in _read did not foresee
         raise ConfigError([ConfigIssue(source, f"invalid YAML: {str(error).splitlines()[0]}; fix the file")]) from None
-    return root
+    return roots
 
 
 def _node(event: yaml.NodeEvent, anchors: dict[str, _Node], source: str) -> _Node:
@@ -234,11 +258,14 @@ def _node(event: yaml.NodeEvent, anchors: dict[str, _Node], source: str) -> _Nod
 class _Decoder:
     """yaml.v3's decoding of a node tree into untyped values, as JSON then carries them to the program."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, scalar: Callable[[str], Any] | None = None, where: str = "in a stack file") -> None:
         self.source = source
+        self.plain_value = scalar or plain_scalar  # of an untagged plain scalar
+        self.where = where  # where tags are not supported, for the message
         self.decodes = 0
         self.expanded = 0  # decodes inside an alias
         self.expanding: list[_Node] = []  # aliases being expanded, innermost last
+        self.merging = 0  # merge keys being decoded: a chain of them recurses without nesting
 
     def value(self, node: _Node, depth: int = 0) -> Any:
         self._count(node)
@@ -246,10 +273,12 @@ class _Decoder:
             return self._alias(node, depth)
         if node.tag is not None:
             tag, hint = quoted(_short_tag(node.tag)), _TAG_HINTS.get(node.tag, _TAG_HINT)
-            self._fail(node, f"explicit tag {tag} is not supported in a stack file; {hint}")
+            self._fail(node, f"explicit tag {tag} is not supported {self.where}; {hint}")
         if node.kind == "scalar":
             return self._scalar(node)
         if depth >= MAX_DEPTH:
+            if self.merging:
+                self._fail(self._place(node), _MERGE_CHAIN)
             _too_deep(self.source, self._place(node))
         if node.kind == "seq":
             return [self.value(child, depth + 1) for child in node.children]
@@ -274,7 +303,7 @@ class _Decoder:
             self._fail(node, f"{quoted(node.value)} holds a lone surrogate, which is not text; remove it")
         if not node.plain:
             return node.value
-        value = plain_scalar(node.value)
+        value = self.plain_value(node.value)
         if not isinstance(value, float):
             return value
         if not math.isfinite(value):
@@ -294,9 +323,18 @@ class _Decoder:
             self._once(key, key_node, lines)
             result[key] = self.value(value_node, depth + 1)
         for source in self._merge_sources(merge) if merge is not None else ():
-            for key, value in self.value(source, depth).items():
+            for key, value in self._merged(source, depth).items():
                 result.setdefault(key, value)  # keys of the mapping itself win, then earlier sources
         return result
+
+    def _merged(self, source: _Node, depth: int) -> dict[str, Any]:
+        """A merge source's mapping, one level deeper: merging adds no nesting to the value, but a chain of merges
+        (`m2: {<<: *m1}`, `m3: {<<: *m2}`, ...) recurses as deep as nesting does, so it counts toward MAX_DEPTH
+        (yaml.v3 recurses without a bound; Python's stack has one)."""
+        self.merging += 1
+        value = self.value(source, depth + 1)
+        self.merging -= 1
+        return value
 
     def _once(self, key: str, node: _Node, lines: dict[str, int]) -> None:
         if key in lines:

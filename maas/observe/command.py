@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ConfigError, load_config, raw_from_stack_file
+from ..config.errors import escaped
 from .errors import ObservationError
 from .reader import DEFAULT_TIMEOUT, read_cluster
 from .scope import what_to_observe
@@ -47,8 +48,10 @@ def observe_command(args: argparse.Namespace) -> int:
         kubernetes = config.platform.kubernetes
         kubeconfig = args.kubeconfig or kubernetes.kubeconfig
         observed = read_cluster(what_to_observe(config), kubeconfig, args.context or kubernetes.context, args.timeout)
-    except (ConfigError, ObservationError) as error:
+    except ConfigError as error:  # one issue a line, each escaped already
         return _fail(str(error))
+    except ObservationError as error:
+        return _fail(escaped(str(error)))
     sys.stdout.write(dump_snapshot(observed))
     where = observed.cluster.server if observed.cluster else "the cluster"
     print(f"observed {len(observed.objects)} objects from {where}", file=sys.stderr)

@@ -32,10 +32,12 @@ from kubernetes.config.incluster_config import (
 )
 from kubernetes.config.kube_config import KubeConfigLoader
 
+from ..config.errors import escaped
 from .errors import ObservationError
+from .fields import dig
 from .kubeconfig import kubeconfig_source, loading_problem
 from .scope import ObservationRequest
-from .snapshot import CRD_KIND, KINDS, Cluster, Kind, ObjectRef, Observed, Scope, serves
+from .snapshot import CRD_KIND, KINDS, Cluster, Kind, ObjectRef, Observed, Scope, ref_of, serves, trimmed
 
 DEFAULT_TIMEOUT = 30.0
 PAGE_SIZE = 500
@@ -140,21 +142,27 @@ class _Reading:
         kind = KINDS[scope.kind]
         if self.crds.get(kind.kind) is False:
             return
-        for page in self._pages(kind, scope.namespace):
+        path = _path(kind, scope.namespace)
+        for page in self._pages(kind, path):
             if page is None:  # the API server does not serve the kind: nothing of it exists
                 self.crds[kind.kind] = False
                 return
-            self.objects += [_typed(kind, item) for item in page.get("items") or ()]
+            items = page.get("items")
+            if not isinstance(items, (list, type(None))):
+                raise self._error(f"the answer to {path} is not a list of objects (items: {_shape(items)})")
+            self.objects += [self._object(kind, item, f"{path} items[{i}]") for i, item in enumerate(items or ())]
         if not kind.builtin:
             self.crds[kind.kind] = True
 
-    def _pages(self, kind: Kind, namespace: str | None) -> Iterator[dict[str, Any] | None]:
+    def _pages(self, kind: Kind, path: str) -> Iterator[dict[str, Any] | None]:
         token = ""
         while True:
             query = {"limit": str(PAGE_SIZE), **({"continue": token} if token else {})}
-            page = self._request(kind, _path(kind, namespace), query)
+            page = self._request(kind, path, query)
             yield page
-            token = ((page or {}).get("metadata") or {}).get("continue") or ""
+            token = dig(page, "metadata", "continue") or ""
+            if not isinstance(token, str):
+                raise self._error(f"the answer to {path} has a metadata.continue that is not text ({_shape(token)})")
             if not token:
                 return
 
@@ -162,11 +170,25 @@ class _Reading:
         kind = KINDS[ref.kind]
         if self.crds.get(kind.kind) is False:
             return None
-        body = self._request(kind, _path(kind, ref.namespace, ref.name), {})
+        path = _path(kind, ref.namespace, ref.name)
+        body = self._request(kind, path, {})
         if body is not None:
-            body = _typed(kind, body)
+            body = self._object(kind, body, path)
             self.objects.append(body)
         return body
+
+    def _object(self, kind: Kind, body: Any, where: str) -> dict[str, Any]:
+        """One object of an answer with its apiVersion and kind; ObservationError naming `where` when it is not an
+        object of its kind (what the snapshot keeps of it cannot be read)."""
+        if not isinstance(body, dict):
+            raise self._error(f"{where} is not a Kubernetes object ({_shape(body)})")
+        typed = _typed(kind, body)
+        try:
+            ref_of(typed)
+            trimmed(typed)
+        except (AttributeError, KeyError, TypeError, ValueError) as error:
+            raise self._error(f"{where} is not a Kubernetes object of its kind ({escaped(str(error))})") from None
+        return typed
 
     def _request(self, kind: Kind, path: str, query: dict[str, str]) -> dict[str, Any] | None:
         """One GET: the JSON body, None for 404, ObservationError for anything else that is not a success."""
@@ -188,9 +210,12 @@ class _Reading:
         if not 200 <= response.status < 300:
             raise self._error(_http_problem(kind, response.status, response.reason, data, path))
         try:
-            return json.loads(data)
+            body = json.loads(data)
         except ValueError:
             raise self._error(f"the answer to {path} is not JSON") from None
+        if not isinstance(body, dict):
+            raise self._error(f"the answer to {path} is not a JSON object ({_shape(body)})")
+        return body
 
     def _failure(self, error: Exception, path: str) -> str:
         reason = getattr(error, "reason", None) or error
@@ -213,6 +238,12 @@ def _path(kind: Kind, namespace: str | None, name: str | None = None) -> str:
         parts += ["namespaces", namespace]
     parts += [kind.plural, *([name] if name is not None else [])]
     return "/" + "/".join(urllib.parse.quote(part, safe="") for part in parts)
+
+
+def _shape(value: Any) -> str:
+    """What a value of the wrong shape is, for a message: its type, and itself when short."""
+    shown = json.dumps(value)
+    return type(value).__name__ + (f" {escaped(shown)}" if len(shown) <= 40 else "")
 
 
 def _typed(kind: Kind, body: dict[str, Any]) -> dict[str, Any]:

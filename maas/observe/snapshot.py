@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from .. import naming
+from .fields import items_at, mapping_at
 
 # KServe 0.20 serves LLMInferenceService as v1alpha1 and v1alpha2 (the storage version); the program reads this one.
 LLMISVC_API_VERSION = "serving.kserve.io/v1alpha2"
@@ -273,8 +274,8 @@ def trimmed(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 def _crd_summary(obj: Mapping[str, Any]) -> dict[str, Any]:
     """A CRD is observed for whether it is installed and which versions it serves; its schemas stay out."""
-    spec = obj.get("spec") or {}
-    versions = [{key: v[key] for key in ("name", "served", "storage") if key in v} for v in spec.get("versions", ())]
+    spec = mapping_at(obj, "spec")
+    versions = [{key: v[key] for key in ("name", "served", "storage") if key in v} for v in items_at(spec, "versions")]
     summary = {key: spec[key] for key in ("group", "names", "scope") if key in spec}
     return thawed(
         {
@@ -288,8 +289,7 @@ def _crd_summary(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 def serves(crd: Mapping[str, Any] | None, kind: Kind) -> bool:
     """Whether a CRD (None: absent) serves `kind` at the version the program reads."""
-    versions = ((crd or {}).get("spec") or {}).get("versions") or ()
-    return any(v.get("name") == kind.version and v.get("served") for v in versions)
+    return any(v.get("name") == kind.version and v.get("served") for v in items_at(crd, "spec", "versions"))
 
 
 def frozen(value: Any) -> Any:

@@ -21,12 +21,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..config.errors import ConfigError, escaped
 from ..config.stackfile import yaml_document
 from .errors import ObservationError
 from .snapshot import KINDS, Cluster, ObjectRef, Observed, Scope, kind_at, ref_of, thawed, trimmed
+from .yaml_text import yaml_text
 
 OBSERVED_KEYS = ("context", "crds", "got", "listed", "server")
 
@@ -40,7 +39,7 @@ def dump_snapshot(observed: Observed) -> str:
         "items": [thawed(observed.objects[ref]) for ref in refs],
         "observed": _observed_section(observed),
     }
-    return yaml.safe_dump(document, sort_keys=True, default_flow_style=False, width=4096, allow_unicode=True)
+    return yaml_text(document, sort_keys=True)
 
 
 def _observed_section(observed: Observed) -> dict[str, Any]:
@@ -65,14 +64,15 @@ def _entry(kind: str, namespace: str | None, name: str | None = None) -> dict[st
 
 def load_snapshot(path: Path) -> Observed:
     """A snapshot file (ours, or a plain `kind: List`); ObservationError naming the file and the problem."""
+    shown = escaped(str(path))
     try:
         data = path.read_bytes()
     except OSError as error:
-        raise ObservationError(f"cannot read the snapshot {path}: {error.strerror}") from None
+        raise ObservationError(f"cannot read the snapshot {shown}: {error.strerror}") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ObservationError(f"{path}: byte {error.start} is not UTF-8 text; save the snapshot as UTF-8") from None
+        raise ObservationError(f"{shown}: byte {error.start} is not UTF-8 text; save the snapshot as UTF-8") from None
     return parse_snapshot(text, str(path))
 
 
@@ -86,7 +86,7 @@ def parse_snapshot(text: str, source: str = "<snapshot>") -> Observed:
     try:
         return _snapshot(document)
     except ValueError as error:
-        raise ObservationError(f"{source}: {error}") from None
+        raise ObservationError(escaped(f"{source}: {error}")) from None
 
 
 def _snapshot(document: Any) -> Observed:

@@ -6,25 +6,29 @@ adopts the objects the configuration would own. Read-only: nothing in the cluste
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import yaml
-
 from ..config import load_config
-from ..config.errors import escaped
+from ..config.errors import escaped, quoted
 from ..observe import ObservationError, ObservationRequest, Observed, dump_snapshot, load_snapshot, read_cluster
 from ..observe.reader import DEFAULT_TIMEOUT
 from ..observe.scope import what_to_import, what_to_observe
+from ..observe.yaml_text import yaml_text
 from .importer import CannotImportError, Imported, configuration, import_cluster, owned_by
 from .importing.common import Report
 
 EXIT_INVALID = 2
+# Pulumi's rule for a stack name (sdk/go/common validation, the Pulumi Service's): it becomes part of every URN.
+STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+STACK_NAME_RULE = "a stack name may only contain alphanumeric, hyphens, underscores, or periods (at most 100)"
 DEFAULT_IMPORT_FILE = "pulumi-import.json"
 HEADER = (
     "# Imported from {source} by `python -m maas import`; review it before the first `pulumi up`.\n"
@@ -68,6 +72,8 @@ def import_command(args: argparse.Namespace) -> int:
     """Exit 0 with the configuration on stdout and the report on stderr; 2 when nothing could be read."""
     if args.observed is not None and (args.kubeconfig is not None or args.save_snapshot is not None):
         return _fail(["--kubeconfig and --save-snapshot apply only with --context"])
+    if not STACK_NAME.fullmatch(args.stack):
+        return _fail([f"--stack {quoted(args.stack)} is not a name Pulumi accepts for a stack: {STACK_NAME_RULE}"])
     try:
         observed = load_snapshot(args.observed) if args.observed is not None else _read(args)
         imported = import_cluster(observed, args.stack)
@@ -111,7 +117,7 @@ def merged(first: Observed, second: Observed) -> Observed:
 def stack_document(config: dict[str, Any], source: str) -> str:
     """The `Pulumi.<stack>.yaml` text: a header saying where it comes from, then `config:` with the `maas:` keys."""
     document = {"config": {f"maas:{key}": value for key, value in config.items()}}
-    body = yaml.safe_dump(document, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096)
+    body = yaml_text(document, sort_keys=False)
     return HEADER.format(source=escaped(source)) + body
 
 
@@ -147,7 +153,10 @@ def _report(imported: Imported, import_file: Path) -> None:
 
 
 def _write(path: Path, text: str) -> None:
-    """Whole or not at all: a temporary sibling renamed over the target."""
+    """Whole or not at all: a temporary sibling renamed over the target. An error names the target, never the
+    temporary file."""
+    if path.is_dir():
+        raise OSError(errno.EISDIR, "it is a directory; give a file name", str(path))
     try:
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as error:
@@ -156,6 +165,9 @@ def _write(path: Path, text: str) -> None:
         with os.fdopen(handle, "w") as out:
             out.write(text)
         os.replace(temporary, path)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise OSError(error.errno, error.strerror, str(path)) from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

@@ -23,17 +23,18 @@ import yaml
 
 from ..config import ConfigError, load_config, raw_from_stack_file
 from ..config.errors import escaped
-from ..crdschema import CrdRegistry, default_registry, validate
+from ..crdschema import CrdRegistry, default_registry, object_label, validate
 from ..crdschema.core import core_schemas, split_api_version
 from ..observe import ObservationError, Observed, load_snapshot
 from ..plan.build import build_plan
 from ..plan.checks.issues import plan_issues
-from ..plan.checks.selfcheck import UNCHECKED_KINDS, owner_path
+from ..plan.checks.selfcheck import MAX_OBJECT_BYTES, UNCHECKED_KINDS, encoded_size, owner_path
 from .manifest_files import UnusableInputError, documents, shown, yaml_message
 from .stack_args import add_stack_options, given, missing_file_message, stack_source
 
 EXIT_INVALID_OBJECTS = 1
 EXIT_UNUSABLE = 2
+MAX_DATA_BYTES = 1_048_576  # core.MaxSecretSize: a ConfigMap's or Secret's data
 
 
 @dataclass
@@ -166,6 +167,7 @@ def validate_files(names: Iterable[str], registry: CrdRegistry, strict: bool) ->
     objects = [(label, body) for label, body in objects if not _is_status_write(body, registry)]
     for label, body in objects:
         outcome.problems.extend(f"{label} {problem}" for problem in validate(body, UNCHECKED_KINDS, registry))
+        outcome.problems.extend(f"{label} {problem}" for problem in size_problems(body))
     outcome.checked = len(objects)
     if not objects and not writes and not outcome.unusable:
         outcome.unusable.append(f"no Kubernetes object in {', '.join(map(shown, names))}; nothing was validated")
@@ -176,6 +178,44 @@ def validate_files(names: Iterable[str], registry: CrdRegistry, strict: bool) ->
             "is judged on the object it is written to, so validate the stack instead (no FILE), which checks them"
         )
     return outcome
+
+
+def size_problems(body: dict[str, Any]) -> list[str]:
+    """What the API server refuses for its size: a ConfigMap's or Secret's data over 1 MiB (ValidateConfigMap,
+    ValidateSecret), any object over the 1.5 MiB it stores (the limit the self-check applies to the plan)."""
+    problems = []
+    data = _data_bytes(body)
+    if data is not None and data > MAX_DATA_BYTES:
+        problems.append(
+            f"{object_label(body)}: its data holds {data} bytes; the API server allows at most 1 MiB "
+            f"({MAX_DATA_BYTES} bytes) in a {body['kind']}: split it, or keep the content outside the cluster"
+        )
+    size = encoded_size(body)
+    if size > MAX_OBJECT_BYTES:
+        problems.append(
+            f"{object_label(body)} is {size} bytes; the API server stores at most 1.5 MiB ({MAX_OBJECT_BYTES} bytes): "
+            "split it"
+        )
+    return problems
+
+
+def _data_bytes(body: dict[str, Any]) -> int | None:
+    """The bytes the API server counts against MAX_DATA_BYTES: of a ConfigMap its `data` (UTF-8) and `binaryData`
+    (decoded) values, of a Secret its `data` (decoded) and `stringData` values; None for other objects."""
+    kinds = {"ConfigMap": (("data", False), ("binaryData", True)), "Secret": (("data", True), ("stringData", False))}
+    if body.get("apiVersion") != "v1" or body.get("kind") not in kinds:
+        return None
+    total = 0
+    for key, encoded in kinds[body["kind"]]:
+        values = body.get(key)
+        for value in values.values() if isinstance(values, dict) else ():
+            if isinstance(value, str):
+                total += len(value) * 3 // 4 - value.endswith("=") - value.endswith("==") if encoded else _utf8(value)
+    return total
+
+
+def _utf8(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def _is_status_write(body: dict[str, Any], registry: CrdRegistry) -> bool:

@@ -10,6 +10,7 @@ that is the model's own, never to one the platform registers for itself.
 from __future__ import annotations
 
 from ...config.errors import ConfigIssue
+from ...observe.fields import mapping_at, text_at
 from ..desired import Desired, Owner, Plan
 from .selfcheck import owner_path
 
@@ -65,13 +66,14 @@ def _foreign_routes(plan: Plan) -> list[ConfigIssue]:
         if owner.kind != "Model":
             continue
         for obj in owner.objects:
-            target = (obj.body.get("spec") or {}).get("targetRef") or {}
-            route_owner = routes.get((obj.namespace, target.get("name"))) if target.get("kind") == "HTTPRoute" else None
+            target = mapping_at(obj.body, "spec", "targetRef")  # a kept orphan is as live: any shape
+            name = text_at(target, "name")
+            route_owner = routes.get((obj.namespace, name)) if text_at(target, "kind") == "HTTPRoute" else None
             if route_owner is not None and route_owner is not owner:
                 issues.append(
                     ConfigIssue(
                         owner_path(owner),
-                        f"route {obj.namespace}/{target['name']} belongs to {owner_path(route_owner)}; a model's "
+                        f"route {obj.namespace}/{name} belongs to {owner_path(route_owner)}; a model's "
                         "policies may only attach to the model's own route, so set route.name to the model's route",
                     )
                 )

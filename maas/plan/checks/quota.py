@@ -21,7 +21,7 @@ from ... import naming
 from ...config import ConfigIssue, MaasConfig, TenantConfig
 from ...config.errors import escaped, quoted
 from ...observe import Observed
-from ...observe.fields import int_at, items_at, mapping_at, text_at
+from ...observe.fields import dig, int_at, items_at, mapping_at, text_at
 from ..desired import Desired, Plan
 from ..policies.identity import Identity
 from ..policies.ratelimit import (
@@ -317,7 +317,7 @@ def _short_ids(config: MaasConfig) -> dict[str, dict[str, str]]:
 def _members(policy: Mapping[str, Any], model: str, ids: Mapping[str, str], warnings: list[str]) -> Members:
     """Each subscription's slots in a policy, attributed through its predicate clauses."""
     members: Members = defaultdict(list)
-    limits = (policy.get("spec") or {}).get("limits")
+    limits = dig(policy, "spec", "limits")  # a live policy may hold anything, `spec: "x"` too
     for name in sorted(limits, key=str) if isinstance(limits, Mapping) else ():
         limit = limits[name]
         clauses = _limit_clauses(limit)

@@ -82,7 +82,8 @@ def settling(facts: ModelFacts, observed: Observed) -> bool:
 def model_status(facts: ModelFacts, observed: Observed) -> dict[str, Any]:
     route = observed.lookup("HTTPRoute", facts.route_namespace, facts.route_name)
     backend = _backend(facts, observed)
-    if route.state == "unknown" or backend.state == "unknown":
+    known_absent = facts.kind == "LLMInferenceService" and backend.state == "absent"  # Failed, whatever the route
+    if (route.state == "unknown" and not known_absent) or backend.state == "unknown":
         return _intended(facts)
     return _observed(facts, route.object, backend.object, observed.lookup("Gateway", *_gateway(facts)).object)
 

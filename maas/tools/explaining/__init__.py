@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ...config import ConfigError
-from ...config.errors import quoted
+from ...config.errors import escaped, quoted
 from ...observe import ObservationError
 from .. import cel
 from ..simulator import Caller, Request, SimulationError
@@ -129,13 +129,15 @@ def _run(args: argparse.Namespace) -> int:
     try:
         world = load_world(source.path, source.name, args.observed)
         report = args.explain(world, args)
-    except (ConfigError, ObservationError, UnknownNameError, SimulationError) as error:
+    except ConfigError as error:  # one issue a line, each escaped already
         return _fail(str(error), EXIT_INVALID)
+    except (ObservationError, UnknownNameError, SimulationError) as error:
+        return _fail(escaped(str(error)), EXIT_INVALID)
     except (NotModelledError, cel.CelError) as error:
-        return _fail(f"cannot evaluate the rendered objects: {error}", EXIT_PROBLEM)
+        return _fail(escaped(f"cannot evaluate the rendered objects: {error}"), EXIT_PROBLEM)
     sys.stdout.write(report.text())
     for warning in world.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {escaped(warning)}", file=sys.stderr)
     if report.problems:
         print(f"error: {len(report.problems)} bug signal(s), see the lines marked !!", file=sys.stderr)
         return EXIT_PROBLEM

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...config.errors import escaped
+
 INDENT = "  "
 
 
@@ -15,7 +17,9 @@ class Report:
     problems: list[str] = field(default_factory=list)
 
     def add(self, text: str = "", depth: int = 0) -> None:
-        self.lines.append(f"{INDENT * depth}{text}" if text else "")
+        """One line. Control characters are escaped, wherever they came from (`--user`, `--path`, a header, a
+        selection reason quoting them): a value cannot end its line and forge another, such as a decision."""
+        self.lines.append(f"{INDENT * depth}{escaped(text)}" if text else "")
 
     def problem(self, text: str, depth: int = 0) -> None:
         """Said loudly where it happens, and counted: the plan and the evaluation disagree."""
