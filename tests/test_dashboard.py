@@ -395,5 +395,7 @@ def test_captured_labels_skip_removed_tenants():
 
 
 def test_a_copy_whose_labels_are_not_a_mapping_reads_as_unmanaged_never_a_crash():
-    (warning,) = [w for w in build_plan(load_config({}), live_copy("oops")).warnings if "PersesDashboard" in w]
+    warnings = [w for w in build_plan(load_config({}), live_copy("oops")).warnings if "PersesDashboard" in w]
+    unreadable, warning = warnings  # the wrong shape is said once, then the copy reads as unlabelled
+    assert unreadable.startswith("unreadable live object: PersesDashboard") and "metadata.labels" in unreadable
     assert "(no app.kubernetes.io/managed-by label)" in warning

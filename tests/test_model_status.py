@@ -6,6 +6,7 @@ import pytest
 
 from maas.crdschema import validate_all
 from maas.observe import Observed, Scope
+from maas.observe.views import LiveInferenceService, view_of
 from maas.plan.checks.selfcheck import check_plan
 from maas.plan.desired import Desired, Plan, k8s_object
 from maas.plan.status.model import Found, ModelFacts, llmisvc_endpoint, model_status
@@ -268,17 +269,18 @@ def isvc(*addresses, url=None) -> dict:
     ],
 )
 def test_llminferenceservice_endpoint_preference(backend, hostnames, expected):
-    found = llmisvc_endpoint(backend, hostnames)
+    found = llmisvc_endpoint(view_of(LiveInferenceService, backend), hostnames)
     assert (found.url if found else "") == expected
 
 
 def test_the_endpoint_found_names_the_field_it_was_read_from():
     """The field goes into the reason when the URL is refused, so it is its position in the list as written."""
     backend = isvc(("cluster-local", "http://x.svc"), ("gateway-external", "https://maas.example.com/m"))
-    assert llmisvc_endpoint(backend, ["maas.example.com"]) == Found(
+    assert llmisvc_endpoint(view_of(LiveInferenceService, backend), ["maas.example.com"]) == Found(
         "https://maas.example.com/m", "status.addresses[1].url"
     )
-    assert llmisvc_endpoint(isvc(url="https://u.example.com"), []) == Found("https://u.example.com", "status.url")
+    served = view_of(LiveInferenceService, isvc(url="https://u.example.com"))
+    assert llmisvc_endpoint(served, []) == Found("https://u.example.com", "status.url")
 
 
 def test_without_backend_urls_the_endpoint_is_the_route_host_then_the_gateway():

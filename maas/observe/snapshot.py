@@ -6,6 +6,8 @@ its kind is not installed, so it certainly does not exist) and unknown (nobody l
 
 Objects are stored trimmed (no `metadata.managedFields`; of a Secret only its metadata, and never the
 `last-applied-configuration` annotation that would carry its data; of a CRD only what it serves) and deep-frozen.
+The plan reads them through `view` (typed, see `views.py`), each object parsed once; `unreadable` says which had
+a field of the wrong shape.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Any, Literal
 
 from .. import naming
 from .fields import items_at, mapping_at
+from .meta import Meta
+from .views import Parsed, V, View, parse
 
 # KServe 0.20 serves LLMInferenceService as v1alpha1 and v1alpha2 (the storage version); the program reads this one.
 LLMISVC_API_VERSION = "serving.kserve.io/v1alpha2"
@@ -182,6 +186,7 @@ class Observed:
     listed: frozenset[Scope] = frozenset()
     got: frozenset[ObjectRef] = frozenset()
     crds: Mapping[str, bool] = field(default_factory=lambda: MappingProxyType({}))  # kind -> installed
+    _parsed: dict[ObjectRef, Parsed] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def nothing(cls) -> Observed:
@@ -217,6 +222,35 @@ class Observed:
         if answer.state == "unknown":
             raise NotObservedError(f"{kind} {namespace or ''}/{name} was not observed")
         return answer.object
+
+    def view(self, view: type[V], namespace: str | None, name: str) -> V | None:
+        """The typed view (`LiveGateway`, ...) of a present object, parsed once and cached; None when the object
+        is absent or unknown (`lookup` tells which)."""
+        found = self._view(ObjectRef(view.KIND, namespace, name))
+        return found if isinstance(found, view) else None
+
+    def meta(self, kind: str, namespace: str | None, name: str) -> Meta | None:
+        """The metadata of a present object of any kind, as its view read it; None when absent or unknown."""
+        found = self._view(ObjectRef(kind, namespace, name))
+        return None if found is None else found.meta
+
+    def _view(self, ref: ObjectRef) -> View | None:
+        return self._parse(ref).view if ref in self.objects else None
+
+    def unreadable(self) -> list[str]:
+        """One warning per observed object with a field of the wrong shape, naming it and the fields."""
+        found = ((ref, self._parse(ref).problems) for ref in sorted(self.objects, key=lambda ref: ref.sort_key))
+        return [
+            f"unreadable live object: {ref.kind} {ref.namespace or ''}/{ref.name}: {'; '.join(problems)}; "
+            "those fields are read as absent"
+            for ref, problems in found
+            if problems
+        ]
+
+    def _parse(self, ref: ObjectRef) -> Parsed:
+        if ref not in self._parsed:
+            self._parsed[ref] = parse(ref.kind, self.objects[ref])
+        return self._parsed[ref]
 
     def items(self, kind: str, namespace: str | None = None) -> tuple[Mapping[str, Any], ...]:
         """Every object of a listed scope (namespace None: all namespaces), by namespace and name."""

@@ -34,6 +34,7 @@ from .unmanaged import apply_unmanaged
 def build_plan(config: MaasConfig, observed: Observed) -> Plan:
     """Deterministic for a given configuration and snapshot; `Observed.nothing()` gives the intended state."""
     plan = Plan()
+    plan.warnings.extend(observed.unreadable())  # each live object of a wrong shape, once, whoever reads it
     dashboard, dashboard_warnings = usage_dashboard(config, observed)
     if dashboard:
         plan.add("Platform", "platform", *dashboard)

@@ -25,7 +25,6 @@ from .. import naming
 from ..config import MaasConfig, PlatformConfig
 from ..config.errors import quoted
 from ..observe import Observed
-from ..observe.fields import text_at
 from .desired import Desired, k8s_object
 from .tenants.telemetry import telemetry_labels
 
@@ -288,8 +287,8 @@ def _live_copy_warnings(platform: PlatformConfig, observed: Observed) -> list[st
     namespace, name = platform.monitoringNamespace, naming.USAGE_DASHBOARD
     if not namespace:
         return []
-    live = observed.lookup("PersesDashboard", namespace, name).object
-    manager = text_at(live, "metadata", "labels", naming.MANAGED_BY)
+    live = observed.meta("PersesDashboard", namespace, name)
+    manager = live and live.label(naming.MANAGED_BY)
     if live is None or manager == naming.MANAGER:
         return []
     who = f"{naming.MANAGED_BY}: {quoted(manager)}" if manager else f"no {naming.MANAGED_BY} label"

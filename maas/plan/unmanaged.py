@@ -13,8 +13,8 @@ from typing import Any
 
 from .. import naming
 from ..config import MaasConfig
-from ..observe import Observed
-from ..observe.fields import mapping_at, text_at
+from ..observe import ObjectRef, Observed
+from ..observe.meta import Meta
 from ..observe.snapshot import thawed
 from .desired import Desired, Plan
 
@@ -35,48 +35,51 @@ def apply_unmanaged(config: MaasConfig, observed: Observed, plan: Plan) -> None:
             if identity in wanted and obj.subresource is None:
                 owner.objects[index] = obj.unmanaged()
                 found.add(identity)
-    for identity, body in sorted(live.items()):
+    for identity, ref in sorted(live.items()):
         if identity in found:
             continue
-        if _ours(body):
-            _keep_orphan(plan, identity, body)
+        meta = observed.meta(*identity)
+        if meta is not None and _ours(meta):
+            _keep_orphan(plan, meta, observed.objects[ref])
         plan.warnings.append(_orphan_warning(*identity, 'opendatahub.io/managed: "false"'))
         found.add(identity)
     for kind, namespace, name in sorted(wanted - found):
         plan.warnings.append(_orphan_warning(kind, namespace, name, "maas:unmanaged"))
 
 
-def live_opt_outs(observed: Observed) -> dict[Identity, Mapping[str, Any]]:
+def live_opt_outs(observed: Observed) -> dict[Identity, ObjectRef]:
     """Generated policies opted out in the cluster, not because this program handed them to a controller."""
     found = {}
-    for ref, body in observed.objects.items():
-        annotations = mapping_at(body, "metadata", "annotations")
-        opted_out = annotations.get(naming.CONTROLLER_MANAGED_ANNOTATION) == "false"
-        handed_over = annotations.get(naming.HANDED_OVER_ANNOTATION) == "true"
+    for ref in observed.objects:
+        meta = observed.meta(ref.kind, ref.namespace, ref.name)
+        opted_out = meta is not None and meta.annotations.get(naming.CONTROLLER_MANAGED_ANNOTATION) == "false"
+        handed_over = meta is not None and meta.annotations.get(naming.HANDED_OVER_ANNOTATION) == "true"
         if ref.kind in OPT_OUT_KINDS and opted_out and not handed_over:
-            found[(ref.kind, ref.namespace, ref.name)] = body
+            found[(ref.kind, ref.namespace, ref.name)] = ref
     return found
 
 
-def _ours(body: Mapping[str, Any]) -> bool:
+def _ours(meta: Meta) -> bool:
     """Created by this program (so its state holds it) and attributable to a model."""
-    labels = mapping_at(body, "metadata", "labels")
-    return labels.get(naming.MANAGED_BY) == naming.MANAGER and bool(
-        text_at(labels, naming.MODEL_LABEL) and text_at(labels, naming.MODEL_NAMESPACE_LABEL)
-    )
+    attributed = meta.label(naming.MODEL_LABEL) and meta.label(naming.MODEL_NAMESPACE_LABEL)
+    return meta.label(naming.MANAGED_BY) == naming.MANAGER and bool(attributed)
 
 
-def _keep_orphan(plan: Plan, identity: Identity, body: Mapping[str, Any]) -> None:
-    """Registered as it is live, unchanged and retained, under its model's component (whose URN it had)."""
-    kind, namespace, name = identity
-    labels = mapping_at(body, "metadata", "labels")
-    metadata = {"name": name, "namespace": namespace}
-    for key in ("labels", "annotations"):
-        values = {k: v for k, v in mapping_at(body, "metadata", key).items() if isinstance(v, str)}
+def _keep_orphan(plan: Plan, meta: Meta, body: Mapping[str, Any]) -> None:
+    """Registered as it is live, unchanged and retained (its `spec` verbatim), under its model's component (whose
+    URN it had)."""
+    metadata = {"name": meta.name, "namespace": meta.namespace}
+    for key, found in (("labels", meta.labels), ("annotations", meta.annotations)):
+        values = {k: v for k, v in found.items() if isinstance(v, str)}
         if values:
             metadata[key] = dict(sorted(values.items()))
-    kept = {"apiVersion": body["apiVersion"], "kind": kind, "metadata": metadata, "spec": thawed(body.get("spec"))}
-    model = naming.qualified(labels[naming.MODEL_NAMESPACE_LABEL], labels[naming.MODEL_LABEL])
+    kept = {
+        "apiVersion": body["apiVersion"],
+        "kind": body["kind"],
+        "metadata": metadata,
+        "spec": thawed(body.get("spec")),
+    }
+    model = naming.qualified(meta.label(naming.MODEL_NAMESPACE_LABEL), meta.label(naming.MODEL_LABEL))
     plan.add("Model", model, Desired(kept).unmanaged())
 
 

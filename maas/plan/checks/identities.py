@@ -10,7 +10,7 @@ that is the model's own, never to one the platform registers for itself.
 from __future__ import annotations
 
 from ...config.errors import ConfigIssue
-from ...observe.fields import mapping_at, text_at
+from ...observe.policy_views import target_of
 from ..desired import Desired, Owner, Plan
 from .selfcheck import owner_path
 
@@ -66,9 +66,9 @@ def _foreign_routes(plan: Plan) -> list[ConfigIssue]:
         if owner.kind != "Model":
             continue
         for obj in owner.objects:
-            target = mapping_at(obj.body, "spec", "targetRef")  # a kept orphan is as live: any shape
-            name = text_at(target, "name")
-            route_owner = routes.get((obj.namespace, name)) if text_at(target, "kind") == "HTTPRoute" else None
+            target = target_of(obj.body.get("spec"))  # a kept orphan is as live: any shape
+            name = target.name
+            route_owner = routes.get((obj.namespace, name)) if target.kind == "HTTPRoute" else None
             if route_owner is not None and route_owner is not owner:
                 issues.append(
                     ConfigIssue(

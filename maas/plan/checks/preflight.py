@@ -19,6 +19,7 @@ from ... import naming
 from ...config import MaasConfig
 from ...config.errors import ConfigIssue
 from ...observe import KINDS, Observed
+from ...observe.views import LiveGateway
 from ..desired import Plan
 from ..status.tenant import gateway_problem
 from .selfcheck import owner_path
@@ -94,7 +95,7 @@ def _unusable_gateways(config: MaasConfig, plan: Plan, observed: Observed) -> li
             continue
         name = tenant.gateway_name(config.platform)
         found = observed.lookup("Gateway", namespace, name)
-        problem = "" if found.state == "unknown" else gateway_problem(found.object)
+        problem = "" if found.state == "unknown" else gateway_problem(observed.view(LiveGateway, namespace, name))
         if problem:
             message = f"Gateway {namespace}/{name} of tenant '{tenant.name}' {problem}; {_gateway_fix(found.object)}"
             issues.append(Finding(ConfigIssue(PATH, message), (tenant.name,)))

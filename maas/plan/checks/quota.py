@@ -21,7 +21,8 @@ from ... import naming
 from ...config import ConfigIssue, MaasConfig, TenantConfig
 from ...config.errors import escaped, quoted
 from ...observe import Observed
-from ...observe.fields import dig, int_at, items_at, mapping_at, text_at
+from ...observe.policy_views import Limit, LiveAuthPolicy, LiveTokenRateLimitPolicy
+from ...observe.views import view_of
 from ..desired import Desired, Plan
 from ..policies.identity import Identity
 from ..policies.ratelimit import (
@@ -131,17 +132,18 @@ def quota_report(config: MaasConfig, observed: Observed, plan: Plan) -> QuotaRep
         target = planned.get(where)
         if not _changed_by_pulumi(target):
             continue
-        live = observed.lookup(KIND, *where)
-        if live.state == "unknown":
+        if observed.lookup(KIND, *where).state == "unknown":
             unobserved.append(model.key)
+        live = observed.view(LiveTokenRateLimitPolicy, *where)
         others = [other for other in elsewhere.get(model.key, ()) if _where(other) != where]
-        if live.state != "present" and not others:
+        if live is None and not others:
             continue  # no live counter to keep: nothing to compare
         ids = _short_ids(config) if ids is None else ids
-        after = _members(target.body, model.key, ids[model.key], warnings)
-        if live.state == "present":
-            before = _members(live.object, model.key, ids[model.key], warnings)
-            moved = _route_change(live.object, target.body)
+        planned_view = view_of(LiveTokenRateLimitPolicy, target.body)
+        after = _members(planned_view, model.key, ids[model.key], warnings)
+        if live is not None:
+            before = _members(live, model.key, ids[model.key], warnings)
+            moved = _route_change(live, planned_view)
             resets += (
                 _moved_resets(model.key, before, after, moved) if moved else _model_resets(model.key, before, after)
             )
@@ -156,28 +158,29 @@ def quota_report(config: MaasConfig, observed: Observed, plan: Plan) -> QuotaRep
     return QuotaReport(tuple(resets), warnings + notes + reset_lines(resets, accepted), outputs)
 
 
-def _where(policy: Mapping[str, Any]) -> tuple[str, str]:
-    return text_at(policy, "metadata", "namespace") or "", text_at(policy, "metadata", "name") or ""
+def _where(policy: LiveTokenRateLimitPolicy) -> tuple[str, str]:
+    return policy.meta.namespace or "", policy.meta.name or ""
 
 
-def _live_by_model(observed: Observed) -> dict[str, list[Mapping[str, Any]]]:
+def _live_by_model(observed: Observed) -> dict[str, list[LiveTokenRateLimitPolicy]]:
     """Live policies by the model their labels name: a model whose route moved finds its old policy elsewhere."""
-    found: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for ref, body in sorted(observed.objects.items(), key=lambda item: item[0].sort_key):
-        labels = mapping_at(body, "metadata", "labels")
-        model, namespace = text_at(labels, naming.MODEL_LABEL), text_at(labels, naming.MODEL_NAMESPACE_LABEL)
-        if ref.kind == KIND and model and namespace:
-            found[naming.qualified(namespace, model)].append(body)
+    found: dict[str, list[LiveTokenRateLimitPolicy]] = defaultdict(list)
+    for ref in sorted(observed.objects, key=lambda ref: ref.sort_key):
+        policy = observed.view(LiveTokenRateLimitPolicy, ref.namespace, ref.name) if ref.kind == KIND else None
+        model = policy and policy.meta.label(naming.MODEL_LABEL)
+        namespace = policy and policy.meta.label(naming.MODEL_NAMESPACE_LABEL)
+        if policy and model and namespace:
+            found[naming.qualified(namespace, model)].append(policy)
     return found
 
 
-def _route_change(live: Mapping[str, Any], planned: Mapping[str, Any]) -> str | None:
+def _route_change(live: LiveTokenRateLimitPolicy, planned: LiveTokenRateLimitPolicy) -> str | None:
     """Kuadrant puts a policy's limits in the Limitador namespace of its target route: a new target is a new
     namespace, so every counter of the policy starts again."""
-    before, after = mapping_at(live, "spec", "targetRef"), mapping_at(planned, "spec", "targetRef")
-    if text_at(before, "name") == text_at(after, "name") and text_at(before, "kind") == text_at(after, "kind"):
+    before, after = live.target, planned.target
+    if (before.name, before.kind) == (after.name, after.kind):
         return None
-    return f"its model's route changes from {text_at(before, 'name')} to {text_at(after, 'name')}"
+    return f"its model's route changes from {before.name} to {after.name}"
 
 
 def _moved_resets(model: str, live: Members, planned: Members, reason: str) -> list[Reset]:
@@ -213,7 +216,6 @@ def _stale_acceptances(accepted: set[str], resets: Sequence[Reset]) -> list[str]
 
 
 AUTH_KIND = "AuthPolicy"
-_IDENTITY_PROPERTIES = ("response", "success", "filters", "identity", "json", "properties")
 
 
 def _userid_resets(config: MaasConfig, observed: Observed, plan: Plan, warnings: list[str]) -> list[Reset]:
@@ -226,10 +228,10 @@ def _userid_resets(config: MaasConfig, observed: Observed, plan: Plan, warnings:
     resets: list[Reset] = []
     for tenant in config.tenants:
         where = _gateway_policy(config, tenant)
-        target, live = planned.get(where), observed.lookup(AUTH_KIND, *where)
-        if not _changed_by_pulumi(target) or live.state != "present":
+        target, live = planned.get(where), observed.view(LiveAuthPolicy, *where)
+        if not _changed_by_pulumi(target) or live is None:
             continue
-        reason = _userid_change(live.object, target.body, tenant)
+        reason = _userid_change(live, view_of(LiveAuthPolicy, target.body), tenant)
         if reason is not None:
             resets += _per_user_counters(config, observed, plan, tenant, reason, warnings)
     return resets
@@ -241,19 +243,12 @@ def _gateway_policy(config: MaasConfig, tenant: TenantConfig) -> tuple[str, str]
     return config.platform.gateway.namespace, name
 
 
-def _rules(policy: Mapping[str, Any]) -> Mapping[str, Any]:
-    """`spec.defaults.rules` (upstream's and this program's layout), else `spec.rules`."""
-    return mapping_at(policy, "spec", "defaults", "rules") or mapping_at(policy, "spec", "rules")
-
-
-def _userid_change(live: Mapping[str, Any], planned: Mapping[str, Any], tenant: TenantConfig) -> str | None:
+def _userid_change(live: LiveAuthPolicy, planned: LiveAuthPolicy, tenant: TenantConfig) -> str | None:
     """Why OIDC callers' `userid` changes, or None: only a live policy with OIDC authentication has OIDC callers
     with counters, and only another `userid` expression counts them under other names."""
-    if "oidc-identities" not in mapping_at(_rules(live), "authentication") or tenant.oidc is None:
+    if "oidc-identities" not in live.authentications or tenant.oidc is None:
         return None
-    before = text_at(_rules(live), *_IDENTITY_PROPERTIES, "userid", "expression")
-    after = text_at(_rules(planned), *_IDENTITY_PROPERTIES, "userid", "expression")
-    if before == after:
+    if live.userid == planned.userid:
         return None
     oidc = tenant.oidc
     return (
@@ -270,11 +265,11 @@ def _per_user_counters(
     ids, seen, resets = _short_ids(config), [], []
     for model in sorted((m for m in config.models if m.tenant == tenant.name), key=lambda m: m.key):
         where = (model.route_namespace, naming.trlp_name(model.name))
-        live, target = observed.lookup(KIND, *where), planned.get(where)
-        if live.state != "present" or target is None:
+        live, target = observed.view(LiveTokenRateLimitPolicy, *where), planned.get(where)
+        if live is None or target is None:
             continue
-        before = _members(live.object, model.key, ids[model.key], seen)
-        after = _members(target.body, model.key, ids[model.key], seen)
+        before = _members(live, model.key, ids[model.key], seen)
+        after = _members(view_of(LiveTokenRateLimitPolicy, target.body), model.key, ids[model.key], seen)
         for subscription in sorted(set(before) & set(after)):
             new = after[subscription][0]
             resets += [
@@ -314,18 +309,16 @@ def _short_ids(config: MaasConfig) -> dict[str, dict[str, str]]:
     return ids
 
 
-def _members(policy: Mapping[str, Any], model: str, ids: Mapping[str, str], warnings: list[str]) -> Members:
+def _members(policy: LiveTokenRateLimitPolicy, model: str, ids: Mapping[str, str], warnings: list[str]) -> Members:
     """Each subscription's slots in a policy, attributed through its predicate clauses."""
     members: Members = defaultdict(list)
-    limits = dig(policy, "spec", "limits")  # a live policy may hold anything, `spec: "x"` too
-    for name in sorted(limits, key=str) if isinstance(limits, Mapping) else ():
-        limit = limits[name]
+    for name, limit in policy.limits:
         clauses = _limit_clauses(limit)
         if clauses is None:
             warnings.append(_unreadable_warning(policy, name, limit))
             continue
-        rates, counters = _rates(limit), _counters(limit)
-        slots = {identity: Slot(str(name), identity, rates, counters) for identity in IDENTITY_ATTRIBUTE}
+        rates, counters = _rates(limit), frozenset(limit.counters)  # Limitador keeps counter variables as a set
+        slots = {identity: Slot(name, identity, rates, counters) for identity in IDENTITY_ATTRIBUTE}
         for clause in clauses:
             subscription = _subscription(clause, model, ids)
             if subscription is not None:
@@ -333,18 +326,14 @@ def _members(policy: Mapping[str, Any], model: str, ids: Mapping[str, str], warn
     return members
 
 
-def _limit_clauses(limit: Any) -> tuple[Clause, ...] | None:
+def _limit_clauses(limit: Limit) -> tuple[Clause, ...] | None:
     predicate = _predicate(limit)
     return None if predicate is None else parse_predicate(predicate)
 
 
-def _predicate(limit: Any) -> str | None:
+def _predicate(limit: Limit) -> str | None:
     """The text of a limit's one `when` predicate; None when it has no single predicate."""
-    when = limit.get("when") if isinstance(limit, Mapping) else None
-    if not isinstance(when, Sequence) or isinstance(when, str) or len(when) != 1:
-        return None
-    predicate = when[0].get("predicate") if isinstance(when[0], Mapping) else None
-    return predicate if isinstance(predicate, str) else None
+    return limit.when[0] if len(limit.when) == 1 else None
 
 
 def _subscription(clause: Clause, model: str, ids: Mapping[str, str]) -> str | None:
@@ -356,15 +345,9 @@ def _subscription(clause: Clause, model: str, ids: Mapping[str, str]) -> str | N
     return subscription if keyed_model == model else None
 
 
-def _rates(limit: Mapping[str, Any]) -> tuple[Rate, ...]:
+def _rates(limit: Limit) -> tuple[Rate, ...]:
     """The limit's rates; entries of another shape are left out (a live object may hold anything)."""
-    rates = [(int_at(rate, "limit", default=-1), text_at(rate, "window")) for rate in items_at(limit, "rates")]
-    return rate_set((n, w) for n, w in rates if n >= 0 and w is not None)
-
-
-def _counters(limit: Mapping[str, Any]) -> frozenset[str]:
-    """Limitador keeps counter variables as a set: their order names no other counter."""
-    return frozenset(text_at(c, "expression") or "" for c in items_at(limit, "counters"))
+    return rate_set((n, w) for n, w in limit.rates if n >= 0 and w is not None)
 
 
 def _model_resets(model: str, live: Members, planned: Members) -> list[Reset]:
@@ -482,12 +465,11 @@ def _output(reset: Reset, accepted: bool) -> dict[str, Any]:
     }
 
 
-def _unreadable_warning(policy: Mapping[str, Any], name: str, limit: Any) -> str:
-    metadata = policy.get("metadata") or {}
+def _unreadable_warning(policy: LiveTokenRateLimitPolicy, name: str, limit: Limit) -> str:
     predicate = _predicate(limit)
     shown = "not one `when` predicate" if predicate is None else quoted(predicate)
     return (
-        f"{KIND} {metadata.get('namespace')}/{metadata.get('name')}: limit {quoted(name)} has a predicate this "
+        f"{KIND} {policy.meta.namespace}/{policy.meta.name}: limit {quoted(name)} has a predicate this "
         f"program cannot attribute to subscriptions ({shown}), so whether its counters reset is not reported; "
         "compare it with the planned policy by hand before applying"
     )

@@ -20,7 +20,6 @@ from typing import Any
 from ... import naming
 from ...config import MaasConfig
 from ...observe import Observed
-from ...observe.fields import text_at
 from ..desired import Desired, Plan
 from .encoding import Measurer
 from .envelope import object_kind, object_name, uses_wasm_plugin, wasm_object
@@ -98,7 +97,8 @@ def plan_policies(plan: Plan, observed: Observed) -> list[Policy]:
 
 def _policy(obj: Desired, observed: Observed) -> Policy:
     """A planned policy as Kuadrant will see it, ordered by its live creation time when it exists."""
-    created = text_at(observed.lookup(obj.kind, obj.namespace, obj.name).object, "metadata", "creationTimestamp")
+    live = observed.meta(obj.kind, obj.namespace, obj.name)
+    created = live and live.created
     return Policy(obj.kind, obj.namespace or "", obj.name, as_seen(obj, observed).get("spec") or {}, created or "")
 
 

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from ...observe.fields import dig, mapping_at, text_at
+from ...observe.policy_views import ProperSpec, proper_of, target_of
+from ...observe.policy_views import predicates as predicates  # read here by wasm.py and the tools
 
 TRLP = "TokenRateLimitPolicy"
 AUTH = "AuthPolicy"
 TOP_LEVEL_PREDICATES = "###_TOP_LEVEL_PREDICATES_###"  # kuadrantv1.RulesKeyTopLevelPredicates
 AUTH_CONDITIONS = "conditions#"
-_AUTH_SCHEME = ("authentication", "metadata", "authorization", "callbacks")
 
 
 @dataclass(frozen=True)
@@ -44,25 +44,22 @@ class Policy:
     @property
     def target(self) -> tuple[str, str, str, str | None]:
         """(kind, namespace, name, sectionName) of what it targets; the namespace is always its own."""
-        ref = mapping_at(self.spec, "targetRef")
-        return text_at(ref, "kind") or "", self.namespace, text_at(ref, "name") or "", text_at(ref, "sectionName")
+        ref = target_of(self.spec)
+        return ref.kind or "", self.namespace, ref.name or "", ref.section
 
-    @property
-    def proper(self) -> Mapping[str, Any]:
-        """`spec.defaults`, else `spec.overrides`, else `spec` itself (`Spec.Proper()`)."""
-        for block in ("defaults", "overrides"):
-            if isinstance(self.spec.get(block), Mapping):
-                return self.spec[block]
-        return self.spec
+    @cached_property
+    def proper(self) -> ProperSpec:
+        """`spec.defaults`, else `spec.overrides`, else `spec` itself (`Spec.Proper()`), read once."""
+        return proper_of(self.spec)
 
     @property
     def overrides(self) -> bool:
-        return not isinstance(self.spec.get("defaults"), Mapping) and isinstance(self.spec.get("overrides"), Mapping)
+        return self.proper.overrides
 
     @property
     def atomic(self) -> bool:
         """Only `merge` merges rule by rule; `atomic`, absent or anything else is atomic (Go's default branch)."""
-        return self.proper.get("strategy") != "merge"
+        return self.proper.strategy != "merge"
 
     def rules(self) -> Rules:
         named = _trlp_rules(self.proper) if self.kind == TRLP else _auth_rules(self.proper)
@@ -80,32 +77,23 @@ class Rule:
 Rules = dict[str, Rule]
 
 
-def _when(proper: Mapping[str, Any]) -> list[Any]:
-    when = proper.get("when")
-    return list(when) if isinstance(when, Sequence) and not isinstance(when, str) else []
-
-
-def _trlp_rules(proper: Mapping[str, Any]) -> dict[str, Any]:
-    rules: dict[str, Any] = {name: limit for name, limit in mapping_at(proper, "limits").items()}
-    if when := _when(proper):
-        rules[TOP_LEVEL_PREDICATES] = when
+def _trlp_rules(proper: ProperSpec) -> dict[str, Any]:
+    rules: dict[str, Any] = dict(proper.limits)
+    if proper.when:
+        rules[TOP_LEVEL_PREDICATES] = list(proper.when)
     return rules
 
 
-def _auth_rules(proper: Mapping[str, Any]) -> dict[str, Any]:
+def _auth_rules(proper: ProperSpec) -> dict[str, Any]:
     """`AuthPolicy.Rules()`: named patterns, the top-level `when`, and every rule of `rules`."""
-    rules: dict[str, Any] = {f"patterns#{k}": v for k, v in mapping_at(proper, "patterns").items()}
-    if when := _when(proper):
-        rules[AUTH_CONDITIONS] = when
-    scheme = mapping_at(proper, "rules")
-    for section in _AUTH_SCHEME:
-        rules.update({f"{section}#{k}": v for k, v in mapping_at(scheme, section).items()})
-    response = mapping_at(scheme, "response")
-    for denial in ("unauthenticated", "unauthorized"):
-        if denial in response:
-            rules[f"response.{denial}#"] = response[denial]
+    rules: dict[str, Any] = {f"patterns#{k}": v for k, v in proper.patterns.items()}
+    if proper.when:
+        rules[AUTH_CONDITIONS] = list(proper.when)
+    for section, named in proper.sections.items():
+        rules.update({f"{section}#{k}": v for k, v in named.items()})
+    rules.update({f"response.{denial}#": v for denial, v in proper.denials.items()})
     for section, key in (("headers", "headers"), ("filters", "metadata")):
-        rules.update({f"response.success.{key}#{k}": v for k, v in mapping_at(response, "success", section).items()})
+        rules.update({f"response.success.{key}#{k}": v for k, v in proper.success[section].items()})
     return rules
 
 
@@ -158,11 +146,3 @@ class PolicyIndex:
             ("HTTPRoute", *route, rule),
         )
         return [policy for level in levels for policy in self._by_target.get((kind, *level), ())]
-
-
-def predicates(conditions: Any) -> list[str]:
-    """The predicate texts of a `when` list (entries without a text predicate are skipped)."""
-    if not isinstance(conditions, Sequence) or isinstance(conditions, str):
-        return []
-    found = (dig(condition, "predicate") for condition in conditions)
-    return [text for text in found if isinstance(text, str)]

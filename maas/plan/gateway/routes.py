@@ -22,7 +22,7 @@ from typing import Any
 from ... import naming
 from ...config import MaasConfig, ModelConfig
 from ...observe import Observed
-from ...observe.fields import items_at, strings_at, text_at
+from ...observe.views import LiveGateway, LiveInferenceService, LiveRoute, RouteMatch, RouteRule, meta_of, view_of
 from ..desired import Desired, Plan
 
 DEFAULT_LISTENER = "https"
@@ -82,60 +82,45 @@ class Route:
         return naming.qualified(self.namespace, self.name)
 
     @cached_property
+    def view(self) -> LiveRoute:
+        """The body read once (a live route may hold anything; a rendered one reads the same)."""
+        return view_of(LiveRoute, self.body)
+
+    @property
     def created(self) -> str:
-        return text_at(self.body, "metadata", "creationTimestamp") or ""
+        return self.view.meta.created or ""
 
     @property
     def hostnames(self) -> tuple[str, ...]:
-        return strings_at(self.body, "spec", "hostnames")
+        return self.view.hostnames
 
     @cached_property
     def rules(self) -> tuple[Rule, ...]:
         """Every rule with its matches as the API server stores them."""
-        rules = items_at(self.body, "spec", "rules")
-        return tuple(Rule(text_at(r, "name") or f"rule-{i + 1}", defaulted_matches(r)) for i, r in enumerate(rules))
+        return tuple(Rule(r.name or f"rule-{i + 1}", defaulted_matches(r)) for i, r in enumerate(self.view.rules))
 
     def listeners(self, gateway: Gateway) -> list[Listener]:
         """The listeners its parentRefs attach it to: a parentRef without `sectionName` attaches every listener."""
         chosen: set[str] = set()
-        for ref in items_at(self.body, "spec", "parentRefs"):
-            group, kind = text_at(ref, "group") or naming.GATEWAY_API_GROUP, text_at(ref, "kind") or "Gateway"
-            namespace = text_at(ref, "namespace") or self.namespace
-            wanted = (naming.GATEWAY_API_GROUP, "Gateway", gateway.namespace, gateway.name)
-            if (group, kind, namespace, text_at(ref, "name")) != wanted:
+        wanted = (naming.GATEWAY_API_GROUP, "Gateway", gateway.namespace, gateway.name)
+        for ref in self.view.parent_refs:
+            group, kind = ref.group or naming.GATEWAY_API_GROUP, ref.kind or "Gateway"
+            if (group, kind, ref.namespace or self.namespace, ref.name) != wanted:
                 continue
-            section = None if gateway.assumed else text_at(ref, "sectionName")
+            section = None if gateway.assumed else ref.section
             chosen.update(listener.name for listener in gateway.listeners if section in (None, listener.name))
         return [listener for listener in gateway.listeners if listener.name in chosen]
 
 
-def defaulted_matches(rule: Mapping[str, Any]) -> tuple[Match, ...]:
+def defaulted_matches(rule: RouteRule) -> tuple[Match, ...]:
     """A rule's matches as stored: none means one `PathPrefix /`; a match's path defaults to `PathPrefix /`."""
-    return tuple(_match(match) for match in items_at(rule, "matches") or ({},))
+    return tuple(_match(match) for match in rule.matches) or (_match(None),)
 
 
-def _match(match: Mapping[str, Any]) -> Match:
-    path = match.get("path")
-    path = path if isinstance(path, Mapping) else {}
-    return Match(
-        _text(path, "type") or "PathPrefix",
-        _text(path, "value") or "/",
-        _text(match, "method"),
-        _pairs(match.get("headers")),
-        _pairs(match.get("queryParams")),
-    )
-
-
-def _text(mapping: Mapping[str, Any], key: str) -> str | None:
-    value = mapping.get(key)
-    return value if isinstance(value, str) else None
-
-
-def _pairs(entries: Any) -> tuple[tuple[str, str], ...]:
-    """(name, value) of each mapping entry of a list (anything else reads as no entries)."""
-    if not isinstance(entries, (list, tuple)):
-        return ()
-    return tuple((_text(e, "name") or "", _text(e, "value") or "") for e in entries if isinstance(e, Mapping))
+def _match(match: RouteMatch | None) -> Match:
+    if match is None:
+        return Match("PathPrefix", "/")
+    return Match(match.path_type or "PathPrefix", match.path_value or "/", match.method, match.headers, match.query)
 
 
 # ------------------------------------------------------------------------------------------------- gateways
@@ -143,14 +128,11 @@ def _pairs(entries: Any) -> tuple[tuple[str, str], ...]:
 
 def gateway_of(config: MaasConfig, observed: Observed, namespace: str, name: str) -> Gateway:
     """The live Gateway when observed, else the one the configuration describes."""
-    live = observed.lookup("Gateway", namespace, name).object
+    live = observed.view(LiveGateway, namespace, name)
     if live is not None:
-        listeners = tuple(
-            Listener(text_at(item, "name") or "", text_at(item, "hostname"))
-            for item in items_at(live, "spec", "listeners")
-        )
-        class_name = text_at(live, "spec", "gatewayClassName") or DEFAULT_CLASS
-        return Gateway(namespace, name, class_name, text_at(live, "metadata", "uid") or DEFAULT_UID, listeners)
+        listeners = tuple(Listener(item.name or "", item.hostname) for item in live.listeners)
+        class_name = live.class_name or DEFAULT_CLASS
+        return Gateway(namespace, name, class_name, live.meta.uid or DEFAULT_UID, listeners)
     hostname = next(
         (t.gateway_hostname(config.platform) for t in config.tenants if t.gateway_name(config.platform) == name),
         None,
@@ -193,7 +175,8 @@ def routes(config: MaasConfig, plan: Plan, observed: Observed) -> list[Route]:
     live = (body for ref, body in observed.objects.items() if ref.kind == "HTTPRoute")
     for bodies in (rendered, live):
         for body in bodies:
-            place = (text_at(body, "metadata", "namespace") or "", text_at(body, "metadata", "name") or "")
+            meta = meta_of(body)
+            place = (meta.namespace or "", meta.name or "")
             if place not in found:
                 model = models.get(place)
                 found[place] = Route(*place, body, model.key if model else None)
@@ -226,8 +209,8 @@ def kserve_route(config: MaasConfig, model: ModelConfig, observed: Observed) -> 
 
 def served_model_name(model: ModelConfig, observed: Observed) -> str:
     """`spec.model.name` of the live LLMInferenceService, else what configuration says (`served_name`)."""
-    live = observed.lookup("LLMInferenceService", model.namespace, model.modelRef.name).object
-    return text_at(live, "spec", "model", "name") or model.served_name
+    live = observed.view(LiveInferenceService, model.namespace, model.modelRef.name)
+    return (live and live.model_name) or model.served_name
 
 
 def kserve_rules(model: ModelConfig, served: str) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...observe.fields import items_at, text_at
+from ...observe.policy_views import limit_of
 from .encoding import Composite, CompositeList
 from .policies import AUTH, AUTH_CONDITIONS, TOP_LEVEL_PREDICATES, TRLP, PolicyIndex, Rules, effective, predicates
 from .routes import Gateway, Listener, Match, Route, attached, hostnames
@@ -102,10 +102,9 @@ def token_actions(route: Route, rules: Rules) -> TokenActions:
         rule = rules[name]
         identifier = limit_id(rule.source.namespace, rule.source.name, name)
         limits.append(identifier)
-        spec = rule.spec if isinstance(rule.spec, Mapping) else {}
-        counters = [text_at(c, "expression") or "" for c in items_at(spec, "counters")]
-        data = [_expression(identifier, "1"), *(_expression(c, c) for c in counters)]
-        conditions = [*top, *predicates(spec.get("when"))]
+        limit = limit_of(rule.spec)
+        data = [_expression(identifier, "1"), *(_expression(c, c) for c in limit.counters)]
+        conditions = [*top, *limit.predicates]
         for service, hits in ((CHECK_SERVICE, "0"), (REPORT_SERVICE, REPORTED_TOKENS)):
             conditional: dict[str, Any] = {"data": [*data, _expression(HITS, hits)]}
             if conditions:
@@ -131,7 +130,7 @@ def auth_fields(rules: Rules) -> dict[str, list[str]]:
 def reads_identity(actions: Sequence[Mapping[str, Any]]) -> bool:
     """`hasAuthAccess`: a predicate or data expression mentions `auth.`, so the actions run after auth."""
     for action in actions:
-        for conditional in items_at(action, "conditionalData"):
+        for conditional in action["conditionalData"]:
             texts = [*conditional.get("predicates", ()), *(d["expression"]["value"] for d in conditional["data"])]
             if any("auth." in text for text in texts):
                 return True

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from ... import naming
 from ...config import MaasConfig, SubscriptionConfig
 from ...observe import Observed
-from ...observe.fields import text_at
+from ...observe.views import LiveSubscription, view_of
 
 Identity = Literal["short", "legacy"]
 IDENTITIES = ("short", "legacy")
@@ -38,7 +38,8 @@ def effective_identities(config: MaasConfig, observed: Observed) -> Identities:
     unobserved = []
     for subscription in sorted(config.subscriptions, key=lambda s: s.key):
         lookup = observed.lookup("MaaSSubscription", subscription.namespace, subscription.name)
-        live = None if lookup.state != "present" else live_identity(lookup.object, subscription.key, warnings)
+        found = observed.view(LiveSubscription, subscription.namespace, subscription.name)
+        live = None if found is None else identity_of(found, subscription.key, warnings)
         if subscription.rateLimitIdentity is not None:
             chosen[subscription.key] = subscription.rateLimitIdentity
             if live is not None and live != subscription.rateLimitIdentity:
@@ -54,12 +55,15 @@ def effective_identities(config: MaasConfig, observed: Observed) -> Identities:
 
 
 def live_identity(obj: Mapping[str, Any], subscription: str, warnings: list[str]) -> Identity:
+    """`identity_of` a live MaaSSubscription handed over as a mapping (the import and explain tools read so)."""
+    return identity_of(view_of(LiveSubscription, obj), subscription, warnings)
+
+
+def identity_of(live: LiveSubscription, subscription: str, warnings: list[str]) -> Identity:
     """The stamp of a live MaaSSubscription; a stamp this program does not know keeps the key-based counters."""
     # The annotation first: this program writes it with every apply, so it is current even where the status is
     # not (`coexist` leaves a controller's stale status; an older CRD prunes the field; a status write failed).
-    stamp = text_at(obj, "metadata", "annotations", naming.RATE_LIMIT_IDENTITY_ANNOTATION) or text_at(
-        obj, "status", "rateLimitIdentity"
-    )
+    stamp = live.meta.annotation(naming.RATE_LIMIT_IDENTITY_ANNOTATION) or live.status_identity
     if stamp is None:
         return "legacy"
     if stamp not in IDENTITIES:

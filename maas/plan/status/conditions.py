@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable
 
-from ...observe.fields import items_at
+from ...observe.views import Condition
 
 
 def condition(type_: str, status: str, reason: str, message: str) -> dict[str, str]:
@@ -13,12 +12,12 @@ def condition(type_: str, status: str, reason: str, message: str) -> dict[str, s
     return {"type": type_, "status": status, "reason": reason, "message": message}
 
 
-def first_condition(status: Any, type_: str) -> Mapping[str, Any] | None:
-    """The first condition of `type_` in `status.conditions` (a live status of any shape)."""
-    return next((c for c in items_at(status, "conditions") if c.get("type") == type_), None)
+def first_condition(conditions: Iterable[Condition], type_: str) -> Condition | None:
+    """The first condition of `type_` among live `conditions` (an object's status, or a route parent's)."""
+    return next((c for c in conditions if c.type == type_), None)
 
 
-def has_condition(status: Any, type_: str, value: str) -> bool:
-    """Whether `status.conditions` has `type_` with status `value` (an object's `status`, or a route parent)."""
-    found = first_condition(status, type_)
-    return found is not None and found.get("status") == value
+def has_condition(conditions: Iterable[Condition], type_: str, value: str) -> bool:
+    """Whether the first condition of `type_` has status `value`."""
+    found = first_condition(conditions, type_)
+    return found is not None and found.status == value

@@ -14,13 +14,13 @@ before it writes, through this same function.
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ...config.errors import quoted
 from ...observe import Lookup, ObjectRef, Observed
-from ...observe.fields import dig, items_at, mapping_at, positions_at, strings_at, text_at
+from ...observe.views import LiveGateway, LiveInferenceService, LiveRoute, ParentRef
 from .conditions import condition, first_condition, has_condition
 from .facts import Facts
 from .urls import hostname_problem, url_problem
@@ -76,7 +76,8 @@ def settling(facts: ModelFacts, observed: Observed) -> bool:
     backend = _backend(facts, observed)
     if not facts.governed or route.state == "unknown" or (facts.kind == "LLMInferenceService" and not backend.object):
         return False
-    return route.object is None or (_references_gateway(route.object, facts) and not _accepted(route.object, facts))
+    live = observed.view(LiveRoute, facts.route_namespace, facts.route_name)
+    return live is None or (_references_gateway(live, facts) and not _accepted(live, facts))
 
 
 def model_status(facts: ModelFacts, observed: Observed) -> dict[str, Any]:
@@ -85,7 +86,9 @@ def model_status(facts: ModelFacts, observed: Observed) -> dict[str, Any]:
     known_absent = facts.kind == "LLMInferenceService" and backend.state == "absent"  # Failed, whatever the route
     if (route.state == "unknown" and not known_absent) or backend.state == "unknown":
         return _intended(facts)
-    return _observed(facts, route.object, backend.object, observed.lookup("Gateway", *_gateway(facts)).object)
+    live_route = observed.view(LiveRoute, facts.route_namespace, facts.route_name)
+    live_backend = observed.view(LiveInferenceService, facts.namespace, facts.backend) if backend.object else None
+    return _observed(facts, live_route, live_backend, observed.view(LiveGateway, *_gateway(facts)))
 
 
 def _backend(facts: ModelFacts, observed: Observed) -> Lookup:
@@ -134,9 +137,9 @@ def _endpoint_on(facts: ModelFacts, host: str) -> str:
 
 def _observed(
     facts: ModelFacts,
-    route: Mapping[str, Any] | None,
-    backend: Mapping[str, Any] | None,
-    gateway: Mapping[str, Any] | None,
+    route: LiveRoute | None,
+    backend: LiveInferenceService | None,
+    gateway: LiveGateway | None,
 ) -> dict[str, Any]:
     if facts.kind == "LLMInferenceService" and backend is None:
         return _failed(facts, None, f"LLMInferenceService {facts.namespace}/{facts.backend} not found")
@@ -156,9 +159,9 @@ def _observed(
 
 def _ready(
     facts: ModelFacts,
-    route: Mapping[str, Any],
-    backend: Mapping[str, Any] | None,
-    gateway: Mapping[str, Any] | None,
+    route: LiveRoute,
+    backend: LiveInferenceService | None,
+    gateway: LiveGateway | None,
 ) -> dict[str, Any]:
     """Governed, backend ready, route accepted: `Ready`, unless the endpoint found on the cluster is refused."""
     found = None if facts.endpoint_override else _discovered_endpoint(facts, route, backend, gateway)
@@ -174,7 +177,7 @@ def _ready(
     return _status(facts, "Ready", endpoint, _route_fields(facts, route), conditions, backend)
 
 
-def _failed(facts: ModelFacts, route: Mapping[str, Any] | None, message: str) -> dict[str, Any]:
+def _failed(facts: ModelFacts, route: LiveRoute | None, message: str) -> dict[str, Any]:
     conditions = [
         _governance_condition(facts),
         condition("Ready", "False", "ReconcileFailed", message),
@@ -183,7 +186,7 @@ def _failed(facts: ModelFacts, route: Mapping[str, Any] | None, message: str) ->
     return _status(facts, "Failed", "", _route_fields(facts, route), conditions)
 
 
-def _pending(facts: ModelFacts, route: Mapping[str, Any] | None, message: str, runtime: str | None) -> dict[str, Any]:
+def _pending(facts: ModelFacts, route: LiveRoute | None, message: str, runtime: str | None) -> dict[str, Any]:
     """`runtime`: None when the runtime could not be judged (no route yet), "" when healthy, else its problem."""
     conditions = [_governance_condition(facts), condition("Ready", "False", "BackendNotReady", message)]
     if runtime is not None:
@@ -197,7 +200,7 @@ def _status(
     endpoint: str,
     route: dict[str, Any] | None,
     conditions: list[dict[str, str]],
-    backend: Mapping[str, Any] | None = None,
+    backend: LiveInferenceService | None = None,
 ) -> dict[str, Any]:
     """Every non-Ready phase has no endpoint (upstream `TestReconcile_EndpointOverride`); route fields only when
     the route exists."""
@@ -233,18 +236,14 @@ def _runtime_condition(problem: str) -> dict[str, str]:
     return condition("RuntimeReady", "False", "RuntimeHealthFailure", problem)
 
 
-def _alias(facts: ModelFacts, backend: Mapping[str, Any] | None) -> str | None:
+def _alias(facts: ModelFacts, backend: LiveInferenceService | None) -> str | None:
     """ExternalModel: its name. LLMInferenceService: configuration's `modelAlias`, else the first served model
     name KServe reports (`status.addresses[].models[0].name`)."""
     if facts.kind == "ExternalModel":
         return facts.backend
     if facts.alias is not None:
         return facts.alias
-    for address in _addresses(backend):
-        name = text_at(next(iter(items_at(address, "models")), None), "name")
-        if name:
-            return name
-    return None
+    return next((address.model for address in backend.addresses if address.model), None) if backend else None
 
 
 # ----------------------------------------------------------------------------------------- route and gateway
@@ -254,16 +253,15 @@ def _gateway(facts: ModelFacts) -> tuple[str, str]:
     return facts.gateway_namespace, facts.gateway_name
 
 
-def _parent(ref: Mapping[str, Any], route_namespace: str) -> tuple[str, str]:
-    return text_at(ref, "namespace") or route_namespace, text_at(ref, "name") or ""
+def _parent(ref: ParentRef, route_namespace: str) -> tuple[str, str]:
+    return ref.namespace or route_namespace, ref.name or ""
 
 
-def _references_gateway(route: Mapping[str, Any], facts: ModelFacts) -> bool:
-    parents = items_at(route, "spec", "parentRefs")
-    return any(_parent(ref, facts.route_namespace) == _gateway(facts) for ref in parents)
+def _references_gateway(route: LiveRoute, facts: ModelFacts) -> bool:
+    return any(_parent(ref, facts.route_namespace) == _gateway(facts) for ref in route.parent_refs)
 
 
-def _wrong_gateway(facts: ModelFacts, route: Mapping[str, Any]) -> str | None:
+def _wrong_gateway(facts: ModelFacts, route: LiveRoute) -> str | None:
     if _references_gateway(route, facts):
         return None
     found = "/".join(_first_parent(route, facts) or ("", ""))
@@ -273,45 +271,45 @@ def _wrong_gateway(facts: ModelFacts, route: Mapping[str, Any]) -> str | None:
     )
 
 
-def _first_parent(route: Mapping[str, Any], facts: ModelFacts) -> tuple[str, str] | None:
-    parents = items_at(route, "spec", "parentRefs")
+def _first_parent(route: LiveRoute, facts: ModelFacts) -> tuple[str, str] | None:
+    parents = route.parent_refs
     return _parent(parents[0], facts.route_namespace) if parents else None
 
 
-def _route_fields(facts: ModelFacts, route: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _route_fields(facts: ModelFacts, route: LiveRoute | None) -> dict[str, Any] | None:
     """The observed route's name, the gateway it serves (the expected one, else its first parent) and hostnames:
     only those a Gateway accepts (any other fails the model, `_refused_hostname`)."""
     if route is None:
         return None
     gateway = _gateway(facts) if _references_gateway(route, facts) else _first_parent(route, facts) or ("", "")
-    hostnames = [h for h in strings_at(route, "spec", "hostnames") if hostname_problem(h) is None]
+    hostnames = [h for h in route.hostnames if hostname_problem(h) is None]
     return {"name": facts.route_name, "gateway": gateway, "hostnames": hostnames}
 
 
-def _refused_hostname(facts: ModelFacts, route: Mapping[str, Any]) -> str | None:
+def _refused_hostname(facts: ModelFacts, route: LiveRoute) -> str | None:
     """The message for the first route hostname that may not reach the status (`urls.hostname_problem`)."""
-    for index, hostname in positions_at(route, "spec", "hostnames"):
-        problem = hostname_problem(hostname) if isinstance(hostname, str) else None
+    for index, hostname in route.positioned_hostnames:
+        problem = hostname_problem(hostname)
         if problem is not None:
             where = f"HTTPRoute {facts.route_namespace}/{facts.route_name} spec.hostnames[{index}]"
             return f"{where} refused: {quoted(hostname)} {problem}"
     return None
 
 
-def _accepted(route: Mapping[str, Any], facts: ModelFacts) -> bool:
+def _accepted(route: LiveRoute, facts: ModelFacts) -> bool:
     """The Gateway accepted the route: its `status.parents` entry for our Gateway has `Accepted=True`."""
-    for parent in items_at(route, "status", "parents"):
-        ref = mapping_at(parent, "parentRef")
-        if _parent(ref, facts.route_namespace) == _gateway(facts) and has_condition(parent, "Accepted", "True"):
-            return True
-    return False
+    return any(
+        _parent(parent.ref, facts.route_namespace) == _gateway(facts)
+        and has_condition(parent.conditions, "Accepted", "True")
+        for parent in route.parents
+    )
 
 
-def _runtime_problems(facts: ModelFacts, route: Mapping[str, Any], backend: Mapping[str, Any] | None) -> list[str]:
+def _runtime_problems(facts: ModelFacts, route: LiveRoute, backend: LiveInferenceService | None) -> list[str]:
     problems = []
-    if backend is not None and not has_condition(dig(backend, "status"), "Ready", "True"):
-        ready = first_condition(dig(backend, "status"), "Ready")
-        reason = text_at(ready, "message") or text_at(ready, "reason")
+    if backend is not None and not has_condition(backend.conditions, "Ready", "True"):
+        ready = first_condition(backend.conditions, "Ready")
+        reason = ready and (ready.message or ready.reason)
         why = f": {reason}" if reason else ""
         problems.append(f"LLMInferenceService {facts.namespace}/{facts.backend} is not Ready{why}")
     if not _accepted(route, facts):
@@ -333,10 +331,6 @@ class Found:
     source: str  # e.g. "LLMInferenceService llm/granite status.addresses[0].url"
 
 
-def _addresses(backend: Mapping[str, Any] | None) -> tuple[Mapping[str, Any], ...]:
-    return items_at(backend, "status", "addresses")
-
-
 def _refused_endpoint(found: Found | None) -> str | None:
     """Why the discovered endpoint is not published (the model is then Failed): `urls.url_problem`."""
     problem = None if found is None else url_problem(found.url)
@@ -347,20 +341,20 @@ def _refused_endpoint(found: Found | None) -> str | None:
 
 def _discovered_endpoint(
     facts: ModelFacts,
-    route: Mapping[str, Any],
-    backend: Mapping[str, Any] | None,
-    gateway: Mapping[str, Any] | None,
+    route: LiveRoute,
+    backend: LiveInferenceService | None,
+    gateway: LiveGateway | None,
 ) -> Found | None:
     """Upstream 3.3: the LLMInferenceService's own URLs first, then a host of the route or the Gateway."""
     if facts.kind == "LLMInferenceService":
-        found = llmisvc_endpoint(backend or {}, strings_at(route, "spec", "hostnames"))
+        found = llmisvc_endpoint(backend, route.hostnames)
         if found is not None:
             return replace(found, source=f"LLMInferenceService {facts.namespace}/{facts.backend} {found.source}")
     first = next(_hosts(facts, route, gateway), None)
     return None if first is None else Found(_endpoint_on(facts, first[1]), first[0])
 
 
-def llmisvc_endpoint(backend: Mapping[str, Any], hostnames: Iterable[str]) -> Found | None:
+def llmisvc_endpoint(backend: LiveInferenceService | None, hostnames: Iterable[str]) -> Found | None:
     """`getEndpointFromLLMISvc`: the preferred named address (restricted to the route's hostnames when it has
     some, https first); with no hostnames, the first base-path address, `status.url`, then any URL; else None."""
     hosts = {h.lower() for h in hostnames}
@@ -372,7 +366,7 @@ def llmisvc_endpoint(backend: Mapping[str, Any], hostnames: Iterable[str]) -> Fo
     if hosts:
         return None
     urls = [f for _, f in addresses]
-    status_url = text_at(backend, "status", "url")
+    status_url = backend and backend.url
     url = Found(status_url, "status.url") if status_url else None
     base = [f for f in urls if _path(f.url) in ("", "/")]
     if base:
@@ -382,13 +376,10 @@ def llmisvc_endpoint(backend: Mapping[str, Any], hostnames: Iterable[str]) -> Fo
     return urls[0] if urls else url
 
 
-def _address_urls(backend: Mapping[str, Any]) -> list[tuple[Any, Found]]:
+def _address_urls(backend: LiveInferenceService | None) -> list[tuple[str | None, Found]]:
     """(name, URL) of each address that has a URL, the URL's field named by its position in the list."""
-    return [
-        (address.get("name"), Found(address["url"], f"status.addresses[{index}].url"))
-        for index, address in positions_at(backend, "status", "addresses")
-        if text_at(address, "url")
-    ]
+    addresses = backend.addresses if backend else ()
+    return [(a.name, Found(a.url, f"status.addresses[{a.index}].url")) for a in addresses if a.url]
 
 
 def _host(url: str) -> str:
@@ -406,20 +397,19 @@ def _path(url: str) -> str | None:
         return None
 
 
-def _hosts(facts: ModelFacts, route: Mapping[str, Any], gateway: Mapping[str, Any] | None) -> Iterator[tuple[str, str]]:
+def _hosts(facts: ModelFacts, route: LiveRoute, gateway: LiveGateway | None) -> Iterator[tuple[str, str]]:
     """(field, host) in upstream's order: the route's hostnames, the Gateway's listener hostnames, its first
     Hostname-type address, else its first address. A wildcard names no host to call and is passed over, as for the
     intended endpoint (`_configured_endpoint`)."""
     on_route = f"HTTPRoute {facts.route_namespace}/{facts.route_name}"
-    for index, hostname in positions_at(route, "spec", "hostnames"):
-        if isinstance(hostname, str) and not hostname.startswith("*."):
+    for index, hostname in route.positioned_hostnames:
+        if not hostname.startswith("*."):
             yield f"{on_route} spec.hostnames[{index}]", hostname
     on_gateway = f"Gateway {facts.gateway_namespace}/{facts.gateway_name}"
-    for index, listener in positions_at(gateway, "spec", "listeners"):
-        hostname = text_at(listener, "hostname")
-        if hostname and not hostname.startswith("*."):
-            yield f"{on_gateway} spec.listeners[{index}].hostname", hostname
-    addresses = [(index, a) for index, a in positions_at(gateway, "status", "addresses") if text_at(a, "value")]
-    named = [(index, a) for index, a in addresses if a.get("type") == "Hostname"]
-    for index, address in (named or addresses)[:1]:
-        yield f"{on_gateway} status.addresses[{index}].value", address["value"]
+    for listener in gateway.listeners if gateway else ():
+        if listener.hostname and not listener.hostname.startswith("*."):
+            yield f"{on_gateway} spec.listeners[{listener.index}].hostname", listener.hostname
+    addresses = gateway.addresses if gateway else ()
+    named = [address for address in addresses if address.type == "Hostname"]
+    for address in (named or addresses)[:1]:
+        yield f"{on_gateway} status.addresses[{address.index}].value", address.value

@@ -11,14 +11,13 @@ is awaited, and judged again at that moment on the live cluster; when preflight 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ... import naming
 from ...config.errors import escaped, quoted
 from ...observe import KINDS, ObjectRef, Observed
-from ...observe.fields import int_at, items_at, text_at
+from ...observe.views import Condition, LiveDeployment, LiveGateway
 from .conditions import condition
 from .facts import Facts
 
@@ -50,23 +49,22 @@ def observation_needed(facts: TenantFacts) -> tuple[ObjectRef, ...]:
     )
 
 
-def gateway_problem(gateway: Mapping[str, Any] | None) -> str:
+def gateway_problem(gateway: LiveGateway | None) -> str:
     """Why a tenant cannot use its Gateway ("does not exist", "is neither Accepted nor Programmed (...)"), or ""
     when it can. A Gateway that reports neither condition is not judged: every Gateway the API server stores gets
     both (as `Unknown` until a controller looks), so only a hand-written snapshot lacks them. Live reasons and
     messages are escaped and shortened: they end up in a status message and on the terminal."""
     if gateway is None:
         return "does not exist"
-    reported = [c for c in items_at(gateway, "status", "conditions") if c.get("type") in GATEWAY_CONDITIONS]
-    if not reported or any(c.get("status") == "True" for c in reported):
+    reported = [c for c in gateway.conditions if c.type in GATEWAY_CONDITIONS]
+    if not reported or any(c.status == "True" for c in reported):
         return ""
     return "is neither Accepted nor Programmed (" + "; ".join(_condition_text(c) for c in reported) + ")"
 
 
-def _condition_text(found: Mapping[str, Any]) -> str:
-    status, reason = (escaped(text_at(found, key) or "?")[:64] for key in ("status", "reason"))
-    message = text_at(found, "message")
-    return f"{found['type']}={status} {reason}" + (f": {quoted(message)}" if message else "")
+def _condition_text(found: Condition) -> str:
+    status, reason = (escaped(value or "?")[:64] for value in (found.status, found.reason))
+    return f"{found.type}={status} {reason}" + (f": {quoted(found.message)}" if found.message else "")
 
 
 def tenant_status(facts: TenantFacts, observed: Observed) -> dict[str, Any]:
@@ -95,7 +93,7 @@ def _judged(facts: TenantFacts, observed: Observed) -> dict[str, Any]:
         return _dependencies_missing(facts, missing)
     if secret.object is None:
         return _prerequisites_missing(facts)
-    problem = _deployment_problem(facts, deployment.object)
+    problem = _deployment_problem(facts, observed.view(LiveDeployment, facts.infra_namespace, facts.deployment))
     if problem:
         return _status(
             facts,
@@ -134,8 +132,9 @@ def _gateway_problem(facts: TenantFacts, observed: Observed) -> str:
     """The full sentence for a Gateway the tenant cannot use; "" when it can, or when nobody looked."""
     if not facts.gateway_name:
         return ""
-    found = observed.lookup("Gateway", facts.gateway_namespace, facts.gateway_name)
-    problem = "" if found.state == "unknown" else gateway_problem(found.object)
+    where = (facts.gateway_namespace, facts.gateway_name)
+    unknown = observed.lookup("Gateway", *where).state == "unknown"
+    problem = "" if unknown else gateway_problem(observed.view(LiveGateway, *where))
     return f"Gateway {facts.gateway_namespace}/{facts.gateway_name} {problem}" if problem else ""
 
 
@@ -194,17 +193,14 @@ def _degraded(facts: TenantFacts) -> dict[str, str]:
     return condition("Degraded", "True", reason, "; ".join(facts.warnings))
 
 
-def _deployment_problem(facts: TenantFacts, deployment: Mapping[str, Any] | None) -> str:
+def _deployment_problem(facts: TenantFacts, deployment: LiveDeployment | None) -> str:
     """Upstream §6.2: the latest generation observed, and as many updated and available replicas as wanted."""
     name = f"Deployment {facts.infra_namespace}/{facts.deployment}"
     if deployment is None:
         return f"{name} does not exist"
-    wanted = int_at(deployment, "spec", "replicas", default=1)
-    generation = int_at(deployment, "metadata", "generation", default=0)
-    if int_at(deployment, "status", "observedGeneration", default=0) < generation:
+    wanted, updated, available = deployment.wanted, deployment.updated, deployment.available
+    if deployment.observed_generation < deployment.generation:
         return f"{name} has not observed its latest generation yet"
-    updated = int_at(deployment, "status", "updatedReplicas", default=0)
-    available = int_at(deployment, "status", "availableReplicas", default=0)
     if updated < wanted or available < wanted:
         return f"{name} has {available} of {wanted} replicas available ({updated} updated)"
     return ""

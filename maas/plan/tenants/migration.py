@@ -33,7 +33,7 @@ from ... import naming
 from ...config import ConfigError, ModelConfig, TenantConfig
 from ...config.stackfile import yaml_document
 from ...observe import Lookup
-from ...observe.fields import dig, mapping_at
+from ...observe.views import LiveTenantConfig, view_of
 from .payload import IPP_CONFIG, PLUGINS_DEFAULT
 
 Outcome = Literal["cleanup", "blocked", "undecided"]
@@ -146,20 +146,20 @@ def live_tenant(obj: Mapping[str, Any] | None, where: str) -> LiveTenant:
     """Read once, any shape: a value that is neither `"true"` nor `"false"` is said and read as unset."""
     if obj is None:
         return LiveTenant()
+    live = view_of(LiveTenantConfig, obj)
     notes: list[str] = []
-    translation = _flag(obj, API_TRANSLATION_ANNOTATION, where, notes)
+    translation = _flag(live, API_TRANSLATION_ANNOTATION, where, notes)
     if translation is None:
-        translation = _spec_translation(obj, where, notes)
-    force = _flag(obj, FORCE_ANNOTATION, where, notes) is True
-    migrated = _flag(obj, MIGRATED_ANNOTATION, where, notes) is True
+        translation = _spec_translation(live, where, notes)
+    force = _flag(live, FORCE_ANNOTATION, where, notes) is True
+    migrated = _flag(live, MIGRATED_ANNOTATION, where, notes) is True
     return LiveTenant(force, translation, migrated, tuple(notes))
 
 
-def _flag(obj: Mapping[str, Any], key: str, where: str, notes: list[str]) -> bool | None:
-    annotations = mapping_at(obj, "metadata", "annotations")
-    if key not in annotations:
+def _flag(live: LiveTenantConfig, key: str, where: str, notes: list[str]) -> bool | None:
+    if key not in live.meta.annotations:
         return None
-    value = annotations[key]
+    value = live.meta.annotations[key]
     if value in ("true", "false"):
         return value == "true"
     notes.append(
@@ -169,9 +169,9 @@ def _flag(obj: Mapping[str, Any], key: str, where: str, notes: list[str]) -> boo
     return None
 
 
-def _spec_translation(obj: Mapping[str, Any], where: str, notes: list[str]) -> bool | None:
+def _spec_translation(live: LiveTenantConfig, where: str, notes: list[str]) -> bool | None:
     """`spec.apiTranslation.enabled` as a 3.6 controller writes it (a CRD that has the field keeps it)."""
-    value = dig(obj, "spec", "apiTranslation", "enabled")
+    value = live.api_translation
     if value is None or isinstance(value, bool):
         return value
     notes.append(

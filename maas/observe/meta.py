@@ -1,0 +1,43 @@
+"""`Meta`: the metadata of a live object as every view reads it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .node import Node
+
+
+@dataclass(frozen=True)
+class Meta:
+    """The metadata every view carries; label and annotation values stay as found (a note may quote them)."""
+
+    namespace: str | None
+    name: str | None
+    uid: str | None
+    created: str | None
+    labels: Mapping[str, Any]
+    annotations: Mapping[str, Any]
+
+    @classmethod
+    def parse(cls, node: Node) -> Meta:
+        meta = node.at("metadata")
+        return cls(
+            meta.text("namespace"),
+            meta.text("name"),
+            meta.text("uid"),
+            meta.text("creationTimestamp"),
+            meta.mapping("labels"),
+            meta.mapping("annotations"),
+        )
+
+    def label(self, key: str) -> str | None:
+        return _text(self.labels.get(key))
+
+    def annotation(self, key: str) -> str | None:
+        return _text(self.annotations.get(key))
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
