@@ -14,24 +14,12 @@ from maas.observe.reader import read_cluster
 from maas.observe.snapshot import thawed
 from maas.plan.build import build_plan
 from maas.plan.checks.identities import identity_issues
-from maas.plan.status.model import ModelFacts, model_status
+from maas.plan.status.model import model_status
 from maas.tools.render import render
 from tests.fake_kube import FakeKube, Request, all_crds, dev_cluster_objects, llm_inference_service
+from tests.test_model_status import GRANITE
 from tests.test_quota import raw, subscription, upgraded_from
 from tests.test_scope import orphan_snapshot
-
-GRANITE = ModelFacts(
-    name="granite-7b",
-    namespace="llm",
-    kind="LLMInferenceService",
-    backend="granite-7b-instruct",
-    route_name="granite-7b-instruct-kserve-route",
-    route_namespace="llm",
-    gateway_name="maas-default-gateway",
-    gateway_namespace="openshift-ingress",
-    governed_by=("authPolicy", "subscription"),
-)
-
 
 # ------------------------------------------------------------------------------- a known absence stays absent
 
