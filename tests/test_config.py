@@ -39,6 +39,20 @@ def errors_of(raw) -> list[str]:
     return [str(issue) for issue in caught.value.issues]
 
 
+EXTERNAL_GPT = {
+    "name": "gpt",
+    "namespace": "ext",
+    "modelRef": {"kind": "ExternalModel", "name": "gpt"},
+    "external": {
+        "provider": "openai",
+        "targetModel": "gpt-4o",
+        "endpoint": "api.openai.com",
+        "credentialRef": {"name": "k"},
+    },
+}
+OIDC = {"issuerUrl": "https://sso.example.com/realms/r", "clientId": "c"}
+
+
 def with_change(path: str, value):
     """BASE with one value replaced; `path` is dotted with list indexes, e.g. `subscriptions.0.priority`."""
     raw = copy.deepcopy(BASE)
@@ -636,6 +650,27 @@ HOSTILE = [
         "platform.infraNamespace",
         "openshift-monitoring",
         "maas:platform.infraNamespace: 'openshift-monitoring' is a namespace of the cluster itself",
+    ),
+    (
+        "models.2",
+        {**EXTERNAL_GPT, "external": {**EXTERNAL_GPT["external"], "allowInternalEndpoint": "yes"}},
+        "maas:models[2] (ext/gpt).external.allowInternalEndpoint: must be true or false (got str 'yes')",
+    ),
+    (
+        "models.2",
+        {**EXTERNAL_GPT, "external": {**EXTERNAL_GPT["external"], "endpoint": "169.254.169.254"}},
+        "maas:models[2] (ext/gpt).external.endpoint: '169.254.169.254' is a link-local address (the cloud metadata "
+        "service lives there); use the provider's public endpoint, or set external.allowInternalEndpoint: true",
+    ),
+    (
+        "tenants.1.oidc",
+        {**OIDC, "usernameClaim": "email"},
+        "maas:tenants[1] (redteam).oidc.usernameClaim: 'email' is not allowed; use 'sub' or 'preferred_username'",
+    ),
+    (
+        "tenants.1.oidc",
+        {**OIDC, "usernamePrefix": "system:x"},
+        "maas:tenants[1] (redteam).oidc.usernamePrefix: 'system:x' starts with 'system:', which Kubernetes reserves",
     ),
     (
         "platform.monitoringNamespace",
