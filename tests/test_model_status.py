@@ -316,7 +316,9 @@ def test_wildcard_hostnames_are_passed_over_for_a_host_a_client_can_call():
     )
 
 
-def test_an_ipv6_gateway_address_is_bracketed_in_the_endpoint():
+def only_gateway_address(kind: str, value: str):
+    """A ready backend that reports no URL, a route without hostnames, and a Gateway whose one address is
+    `value`: the endpoint can only come from that address."""
     backend = llm_inference_service("llm", "granite-7b-instruct", ready=True)
     backend["status"]["addresses"] = []
     del backend["status"]["url"]
@@ -324,8 +326,15 @@ def test_an_ipv6_gateway_address_is_bracketed_in_the_endpoint():
     del route["spec"]["hostnames"]
     gateway = platform_gateway()
     del gateway["spec"]["listeners"][0]["hostname"]
-    gateway["status"]["addresses"] = [{"type": "IPAddress", "value": "2001:db8::1"}]
-    assert model_status(GRANITE, cluster(backend, route, gateway))["endpoint"] == "https://[2001:db8::1]/granite-7b"
+    gateway["status"]["addresses"] = [{"type": kind, "value": value}]
+    return cluster(backend, route, gateway)
+
+
+def test_an_ipv6_gateway_address_is_bracketed_in_the_endpoint():
+    assert (
+        model_status(GRANITE, only_gateway_address("IPAddress", "2001:db8::1"))["endpoint"]
+        == "https://[2001:db8::1]/granite-7b"
+    )
 
 
 # ------------------------------------------------------------------------------- endpoint: refused live URLs
@@ -432,15 +441,7 @@ def test_a_refused_backend_url_does_not_matter_when_the_endpoint_override_replac
 
 
 def test_a_gateway_address_that_makes_no_url_fails_the_model_naming_the_gateway_field():
-    backend = llm_inference_service("llm", "granite-7b-instruct", ready=True)
-    backend["status"]["addresses"] = []
-    del backend["status"]["url"]
-    route = kserve_route("llm", "granite-7b-instruct")
-    del route["spec"]["hostnames"]
-    gateway = platform_gateway()
-    del gateway["spec"]["listeners"][0]["hostname"]
-    gateway["status"]["addresses"] = [{"type": "Hostname", "value": "lb.example.com/\nx"}]
-    status = model_status(GRANITE, cluster(backend, route, gateway))
+    status = model_status(GRANITE, only_gateway_address("Hostname", "lb.example.com/\nx"))
     assert status["phase"] == "Failed"
     assert status["conditions"][1]["message"].startswith(
         "Gateway openshift-ingress/maas-default-gateway status.addresses[0].value refused as the endpoint: "

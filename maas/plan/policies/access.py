@@ -19,7 +19,14 @@ from ...config import MaasConfig, ModelConfig
 from ...config.schema import Oidc
 from ..desired import Desired, Plan
 from ..models.routing import route_policy
-from .gateway_auth import HAS_KEY_METADATA, OIDC_IDENTITY, SELECTION, SELECTION_METADATA, tenant_gateway_objects
+from .gateway_auth import (
+    HAS_KEY_METADATA,
+    OIDC_IDENTITY,
+    SELECTION,
+    SELECTION_METADATA,
+    oidc_naming,
+    tenant_gateway_objects,
+)
 
 # Caller groups and username from the sources the gateway policy uses (API key validation, else OIDC claims,
 # else the TokenReview user). Unlike gateway_auth.CALLER_GROUPS/CALLER_USERNAME, which reproduce upstream
@@ -46,14 +53,16 @@ def cel_list(values: Iterable[str]) -> str:
 
 
 def guarded_username(oidc: Oidc | None) -> str:
-    """The caller's username exactly as the gateway names it (`gateway_auth.caller_username`), every attribute
-    guarded: with the tenant's OIDC naming, an IdP user is `{usernamePrefix}{claim}`, never a Kubernetes name."""
-    if oidc is None or (oidc.usernameClaim == "preferred_username" and not oidc.usernamePrefix):
+    """The caller's username exactly as the gateway names it (`gateway_auth.token_username`, the same
+    `oidc_naming`), every attribute guarded: a missing claim names nobody, never a Kubernetes user."""
+    named_by = oidc_naming(oidc)
+    if named_by is None:
         return GUARDED_CALLER_USERNAME
-    claim = '(has(auth.identity.sub) ? auth.identity.sub : "")'
-    if oidc.usernameClaim == "preferred_username":
-        claim = f"(has(auth.identity.preferred_username) ? auth.identity.preferred_username : {claim})"
-    named = f'(({claim}) == "" ? "" : {json.dumps(oidc.usernamePrefix)} + {claim})' if oidc.usernamePrefix else claim
+    claims, prefix = named_by
+    claim = '""'
+    for name in reversed(claims):
+        claim = f"(has(auth.identity.{name}) ? auth.identity.{name} : {claim})"
+    named = f'(({claim}) == "" ? "" : {json.dumps(prefix)} + {claim})' if prefix else claim
     return (
         f'({HAS_KEY_METADATA} ? (has({KEY_METADATA}.username) ? {KEY_METADATA}.username : "") : '
         f"({OIDC_IDENTITY} ? {named} : "

@@ -65,18 +65,29 @@ REQUESTED_SUBSCRIPTION = (
 OIDC_IDENTITY = "has(auth.identity.iss)"
 
 
-def token_username(oidc: Oidc | None) -> str:
-    """A token caller's username: upstream's text without OIDC, or with OIDC configured as upstream has it
-    (`preferred_username`, no prefix). Otherwise an OIDC identity is `{usernamePrefix}{claim}` and a TokenReview
-    one its Kubernetes username, so an IdP user never carries a Kubernetes user's name (issue 17). The branch is
-    chosen by which authenticator made the identity, not by which claims it has: a JWT lacking the claim is
-    denied (`oidc-username-claim`) instead of falling through to a `user.username` claim of its own."""
+def oidc_naming(oidc: Oidc | None) -> tuple[tuple[str, ...], str] | None:
+    """The claims (the first present wins) and the prefix that name an OIDC caller; None where upstream's naming
+    holds (no OIDC, or OIDC configured as upstream has it: `preferred_username`, no prefix)."""
     if oidc is None or (oidc.usernameClaim == "preferred_username" and not oidc.usernamePrefix):
+        return None
+    claims = ("preferred_username", "sub") if oidc.usernameClaim == "preferred_username" else ("sub",)
+    return claims, oidc.usernamePrefix
+
+
+def token_username(oidc: Oidc | None) -> str:
+    """A token caller's username: upstream's text where `oidc_naming` says so. Otherwise an OIDC identity is
+    `{usernamePrefix}{claim}` and a TokenReview one its Kubernetes username, so an IdP user never carries a
+    Kubernetes user's name (issue 17). The branch is chosen by which authenticator made the identity, not by which
+    claims it has: a JWT lacking the claim is denied (`oidc-username-claim`) instead of falling through to a
+    `user.username` claim of its own."""
+    named_by = oidc_naming(oidc)
+    if named_by is None:
         return TOKEN_USERNAME
-    claim = "auth.identity.sub"
-    if oidc.usernameClaim == "preferred_username":
-        claim = f"(has(auth.identity.preferred_username) ? auth.identity.preferred_username : {claim})"
-    named = f"{json.dumps(oidc.usernamePrefix)} + {claim}" if oidc.usernamePrefix else claim
+    claims, prefix = named_by
+    claim = f"auth.identity.{claims[-1]}"
+    for earlier in reversed(claims[:-1]):
+        claim = f"(has(auth.identity.{earlier}) ? auth.identity.{earlier} : {claim})"
+    named = f"{json.dumps(prefix)} + {claim}" if prefix else claim
     return f"{OIDC_IDENTITY} ? {named} : auth.identity.user.username"
 
 

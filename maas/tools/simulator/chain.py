@@ -22,7 +22,7 @@ from ... import naming
 from ...config import TenantConfig
 from ...observe.fields import text_at
 from ...plan.gateway.budget import plan_policies
-from ...plan.gateway.policies import AUTH, TRLP, PolicyIndex, effective
+from ...plan.gateway.policies import AUTH, TRLP, PolicyIndex, Rules, effective
 from ...plan.gateway.routes import Gateway, Route, gateway_of, routes
 from ...plan.gateway.wasm import ActionSet, WasmConfig, wasm_config
 from .. import cel
@@ -228,7 +228,7 @@ def _context(
     return context
 
 
-def _rules(network: Network, view: GatewayView, action_set: ActionSet | None, kind: str) -> Any:
+def _rules(network: Network, view: GatewayView, action_set: ActionSet | None, kind: str) -> Rules | None:
     if action_set is None:
         return None
     gateway = view.gateway
