@@ -11,7 +11,14 @@ import yaml
 from maas.config import load_config
 from maas.observe import Lookup, ObjectRef, Observed
 from maas.plan.status.tenant import TenantFacts, tenant_status
-from maas.plan.tenants.migration import PURE_DEFAULT, RESPONSE_DEFAULT, compatible, fingerprint, migration_decision
+from maas.plan.tenants.migration import (
+    MIGRATED_ANNOTATION,
+    PURE_DEFAULT,
+    RESPONSE_DEFAULT,
+    compatible,
+    fingerprint,
+    migration_decision,
+)
 from maas.plan.tenants.payload import IPP_CONFIG, PLUGINS_DEFAULT, payload_processing
 from maas.tools.render import render
 from tests.conftest import objects_of
@@ -240,9 +247,38 @@ def test_the_accepted_risk_stays_after_the_cleanup_while_the_binding_is_active()
     assert decide(ABSENT, OPENAI, apiTranslation={"enabled": False}).warnings == ()
 
 
-def test_a_forced_cleanup_keeps_its_parity_warning_while_force_is_set():
+def migrated_tenant_config() -> Lookup:
+    """The live MaasTenantConfig of a tenant whose one-shot cleanup already ran."""
+    metadata = {"name": "default-tenant", "namespace": "ai-tenant-x", "annotations": {MIGRATED_ANNOTATION: "true"}}
+    return Lookup(
+        "present", {"apiVersion": "maas.opendatahub.io/v1alpha1", "kind": "MaasTenantConfig", "metadata": metadata}
+    )
+
+
+def test_002_a_forced_cleanups_parity_warning_clears_when_no_active_external_model_needs_the_legacy_transform():
+    """Seed 002: "MaaS records an accepted risk on MaasTenantConfig and keeps it in the Degraded condition after
+    the one-shot cleanup while affected provider bindings remain active. The warning clears when no active
+    ExternalModel needs the unsupported legacy transform."
+
+    After the cleanup, force still set: with only a qualified binding nothing warns (it used to warn while force was
+    set); with an unqualified Bedrock binding active, its accepted risk and the parity warning stay."""
+    done = migrated_tenant_config()
+    assert decide(ABSENT, OPENAI, tenant_config=done, forceMigration=True).warnings == ()
+    warnings = decide(ABSENT, OPENAI, BEDROCK, tenant_config=done, forceMigration=True).warnings
+    assert [
+        ("accepted compatibility risk: ExternalModel x-models/titan" in w, "IPP parity" in w) for w in warnings
+    ] == [
+        (True, False),
+        (False, True),
+    ]
+
+
+def test_force_on_an_absent_configmap_with_only_qualified_bindings_forces_nothing():
+    """Nothing needed IPP, so nothing was overridden: the cleanup is the one without force, with no warning."""
     decision = decide(ABSENT, OPENAI, forceMigration=True)
-    assert decision.outcome == "cleanup" and "does not establish IPP parity" in decision.warnings[0]
+    assert (decision.outcome, decision.warnings) == ("cleanup", ())
+    forced = decide(ABSENT, BEDROCK, forceMigration=True)
+    assert forced.outcome == "cleanup" and any("does not establish IPP parity" in w for w in forced.warnings)
 
 
 def test_not_observed_keeps_ipp_with_one_warning():

@@ -20,8 +20,12 @@ Lifecycle:
 - create/update: each target that is new or changed (status, facts, uid, identity; every target when the connection
   changed) is written; the others keep what the state recorded. A status that comes with `facts` is judged again
   just before its write, on a fresh read of the objects it depends on (`maas.status.needed`), so objects created by
-  the same `pulumi up` count; while the judgement is settling (a route not yet accepted) it looks again every
-  POLL_SECONDS, for at most SETTLE_SECONDS. Conditions keep their `lastTransitionTime` while their status stays
+  the same `pulumi up` count. While a judgement is settling (`maas.plan.status.settling`: a route not yet
+  accepted, for at most SETTLE_SECONDS; maas-api rolling out, for its progress deadline, with `Pending` written
+  meanwhile) it looks again every POLL_SECONDS; the settling targets of a batch wait together, so a batch takes
+  its longest wait, not their sum. A rollout that fails or outlasts its deadline is written, then fails the
+  update, as pulumi-kubernetes' await of the Deployment (which the program skips) would. Conditions keep their
+  `lastTransitionTime` while their status stays
   the same, and fields the previous write had and this one drops are set to null. The state keeps the status
   written (`status`, as the program computes it, so the next preview compares like with like) and as stamped
   (`appliedStatus`). A target removed from the inputs is dropped from the state, and nothing is sent for it.
@@ -65,14 +69,14 @@ from kubernetes.client.exceptions import ApiException
 
 from ..observe import ObservationError, ObservationRequest, Observed, read_cluster
 from ..observe.reader import AUTH, HTTP_HINTS, Connection, connect
-from ..plan.status import judge, needed, settling
+from ..plan.status import failure, judge, needed, settling
 from ..plan.status.writes import merge_patch, restamped, stamp_conditions, transition_times, unstamped
 
 MERGE_PATCH = "application/merge-patch+json"
 FIELD_MANAGER = "maas-pulumi-status"
 TIMEOUT_SECONDS = 30.0  # every request, and every observation before a write
 POLL_SECONDS = 2.0  # while a judgement is settling, look again this often ...
-SETTLE_SECONDS = 30.0  # ... for at most this long, then write what was judged
+SETTLE_SECONDS = 30.0  # ... for at most this long (a route), then write what was judged
 IDENTITY_KEYS = ("apiVersion", "kind", "resource", "namespace", "name")
 COMPARED_KEYS = ("status", "facts", "targetUid")
 RECORDED_KEYS = ("status", "transitions", "storedStatus")  # what a write or a refresh records, beside the inputs
@@ -214,8 +218,18 @@ def _what(target: Mapping[str, Any]) -> str:
 def each_target(targets: Mapping[str, T], attempt: Callable[[T], Any]) -> dict[str, Any]:
     """`attempt` on every target, in key order, then one StatusWriteError listing every failure, if any: one
     failing object does not hide the others, nor keep them from being written."""
-    done: dict[str, Any] = {}
     failures: list[str] = []
+    done, _ = _attempt_each(targets, attempt, failures)
+    _raise_failures(failures, len(targets) - len(done), len(targets))
+    return done
+
+
+def _attempt_each(
+    targets: Mapping[str, T], attempt: Callable[[T], Any], failures: list[str]
+) -> tuple[dict[str, Any], bool]:
+    """What `attempt` returned for each target it did not fail on, and whether the cluster became unusable (the
+    remaining targets were then not attempted); each failure is appended to `failures`."""
+    done: dict[str, Any] = {}
     keys = sorted(targets)
     for index, key in enumerate(keys):
         try:
@@ -224,34 +238,94 @@ def each_target(targets: Mapping[str, T], attempt: Callable[[T], Any]) -> dict[s
             failures.append(str(error))
             skipped = len(keys) - index - 1
             failures.extend([f"{skipped} more not attempted"] if skipped else [])
-            break
+            return done, True
         except StatusWriteError as error:
             failures.append(str(error))
         except Exception as error:  # a bug of ours must not hide the failures already collected, nor stop the rest
             failures.append(f"{key}: unexpected {type(error).__name__}: {error}")
-    if failures and len(keys) == 1:
+    return done, False
+
+
+def _raise_failures(failures: list[str], failed: int, total: int) -> None:
+    if failures and total == 1:
         raise StatusWriteError(failures[0])
     if failures:
-        raise StatusWriteError("\n  ".join([f"{len(keys) - len(done)} of {len(keys)} statuses failed:", *failures]))
-    return done
+        raise StatusWriteError("\n  ".join([f"{failed} of {total} statuses failed:", *failures]))
 
 
 # ------------------------------------------------------------------------------------------ the judgement
 
 
-def status_to_write(target: Mapping[str, Any], connection: Mapping[str, str]) -> dict[str, Any]:
-    """The planned `status`, or, with `facts`, the status judged now on the live cluster (after settling)."""
+@dataclass
+class _Write:
+    """One target's writes in a batch: what was last applied to its object (the next merge patch and the
+    transition times start from it), what that write recorded, and, while it settles, until when it may wait."""
+
+    target: dict[str, Any]
+    previous: dict[str, Any] | None
+    record: dict[str, Any] | None = None
+    deadline: float | None = None
+
+
+def _write_batch(
+    api: Session, todo: Mapping[str, dict[str, Any]], recorded: Mapping[str, Any], connection: Mapping[str, str]
+) -> dict[str, Any]:
+    """Every target of `todo` written; those still settling are looked at again together, every POLL_SECONDS,
+    until each settles or its deadline (counted from the start of the batch) passes, so a batch waits as long as
+    its most patient target, never the sum of its targets. The records written; StatusWriteError lists every
+    failure."""
+    started = time.monotonic()
+    writes = {key: _Write(target, _previous(recorded, target)) for key, target in todo.items()}
+    failures: list[str] = []
+    waiting, failed = writes, 0
+    while waiting:
+        done, stopped = _attempt_each(waiting, lambda write: _look(api, write, connection, started), failures)
+        failed += len(waiting) - len(done)
+        waiting = {} if stopped else {key: writes[key] for key, still in done.items() if still}
+        if waiting:
+            time.sleep(POLL_SECONDS)
+    _raise_failures(failures, failed, len(writes))
+    return {key: write.record for key, write in writes.items()}
+
+
+def _look(api: Session, write: _Write, connection: Mapping[str, str], started: float) -> bool:
+    """Judge the target now and write it, unless it is settling and may still wait (True): then, when a long wait
+    begins, what is judged meanwhile is written (a tenant `Pending` while maas-api rolls out). A target without
+    `facts` is written as planned."""
+    target = write.target
     facts = target.get("facts")
     if not facts:
-        return decode_status(target["status"])
+        _apply(api, write, decode_status(target["status"]))
+        return False
     kind = target["kind"]
-    request = ObservationRequest((), needed(kind, facts))
-    deadline = time.monotonic() + SETTLE_SECONDS
-    observed = _observe(request, target, connection)
-    while settling(kind, facts, observed) and time.monotonic() + POLL_SECONDS <= deadline:
-        time.sleep(POLL_SECONDS)
-        observed = _observe(request, target, connection)
-    return judge(kind, facts, observed)
+    observed = _observe(ObservationRequest((), needed(kind, facts)), target, connection)
+    status = judge(kind, facts, observed)
+    wait = settling(kind, facts, observed)
+    if wait is not None:
+        first = write.deadline is None
+        if first:
+            write.deadline = started + (SETTLE_SECONDS if wait.seconds is None else wait.seconds)
+        if time.monotonic() + POLL_SECONDS <= write.deadline:
+            if first and wait.interim:
+                _apply(api, write, status)
+            return True
+    _apply(api, write, status)
+    if wait is not None and wait.overdue:
+        raise StatusWriteError(f"{_what(target)} is written {status['phase']}: {wait.overdue}")
+    if problem := failure(kind, status):
+        raise StatusWriteError(f"{_what(target)} is written {status['phase']}: {problem}")
+    return False
+
+
+def _apply(api: Session, write: _Write, status: dict[str, Any]) -> None:
+    """Stamp and patch; record the status written, its transition times and, when the API server stored another
+    status, that one, which is what `read` compares the live one with: a CRD that prunes a field (an older
+    MaaSSubscription CRD has no `rateLimitIdentity`) must not look like drift at every refresh."""
+    applied = stamp_conditions(status, write.previous, _now())
+    answer = patch_status(api, write.target, merge_patch(applied, write.previous))
+    stored = unstamped(answer["status"]) if isinstance(answer.get("status"), dict) else status
+    write.previous = applied
+    write.record = _record(write.target, encode_status(status), transition_times(applied), encode_status(stored))
 
 
 def _observe(request: ObservationRequest, target: Mapping[str, Any], connection: Mapping[str, str]) -> Observed:
@@ -323,7 +397,7 @@ def _write_only(news: dict[str, Any], olds: dict[str, Any]) -> dict[str, Any]:
     connection = news.get("connection") or {}
     todo = _write_only_todo(news, recorded, olds.get("connection") != news.get("connection"))
     with Session(connection) as api:
-        written = each_target(todo, lambda target: _write_one(api, target, _previous(recorded, target), connection))
+        written = _write_batch(api, todo, recorded, connection)
     kept = {key: value for key, value in news.items() if key != WRITE_ONLY}
     return {**kept, "connection": olds.get("connection", connection), "targets": {**recorded, **written}}
 
@@ -351,7 +425,7 @@ def _write_changed(news: dict[str, Any], olds: dict[str, Any]) -> dict[str, Any]
     moved = olds.get("connection") != news.get("connection")
     todo = {key: t for key, t in news["targets"].items() if moved or target_changed(recorded.get(key), t)}
     with Session(connection) as api:
-        written = each_target(todo, lambda target: _write_one(api, target, _previous(recorded, target), connection))
+        written = _write_batch(api, todo, recorded, connection)
     targets = {key: written[key] if key in written else recorded[key] for key in sorted(news["targets"])}
     return {**news, "targets": targets}
 
@@ -361,19 +435,6 @@ def _previous(recorded: Mapping[str, Any], target: Mapping[str, Any]) -> dict[st
     old = recorded.get(target_key(target))
     same = old is not None and all(old.get(key) == target.get(key) for key in IDENTITY_KEYS)
     return applied_status(old) if same else None
-
-
-def _write_one(
-    api: Session, target: dict[str, Any], previous: dict[str, Any] | None, connection: Mapping[str, str]
-) -> dict[str, Any]:
-    """Judge, stamp and patch; the target with the status written, its transition times and, when the API server
-    stored another status, that one, which is what `read` compares the live one with: a CRD that prunes a field (an
-    older MaaSSubscription CRD has no `rateLimitIdentity`) must not look like drift at every refresh."""
-    status = status_to_write(target, connection)
-    applied = stamp_conditions(status, previous, _now())
-    answer = patch_status(api, target, merge_patch(applied, previous))
-    stored = unstamped(answer["status"]) if isinstance(answer.get("status"), dict) else status
-    return _record(target, encode_status(status), transition_times(applied), encode_status(stored))
 
 
 def _read(api: Session, target: dict[str, Any]) -> dict[str, Any] | None:

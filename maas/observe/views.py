@@ -218,9 +218,13 @@ class LiveObject:
         return cls(Meta.parse(node))
 
 
+DEFAULT_PROGRESS_DEADLINE = 600  # seconds: the API server's default `spec.progressDeadlineSeconds`
+
+
 @dataclass(frozen=True)
 class LiveDeployment:
-    """A Deployment: the replica counts its availability is judged by (upstream §6.2)."""
+    """A Deployment: the replica counts its availability is judged by (upstream §6.2), the conditions its
+    controller reports a failed rollout with, and the deadline it reports it after."""
 
     KIND: ClassVar[str] = "Deployment"
     meta: Meta
@@ -229,6 +233,8 @@ class LiveDeployment:
     observed_generation: int
     updated: int
     available: int
+    conditions: tuple[Condition, ...] = ()
+    progress_deadline: int = DEFAULT_PROGRESS_DEADLINE
 
     @classmethod
     def parse(cls, node: Node) -> LiveDeployment:
@@ -240,6 +246,8 @@ class LiveDeployment:
             status.count("observedGeneration", default=0),
             status.count("updatedReplicas", default=0),
             status.count("availableReplicas", default=0),
+            Condition.all_of(status),
+            node.count("spec", "progressDeadlineSeconds", default=DEFAULT_PROGRESS_DEADLINE),
         )
 
 

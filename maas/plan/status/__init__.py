@@ -8,6 +8,7 @@ live state. One function per kind, shared by both.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ...config import PlatformConfig
@@ -32,9 +33,37 @@ def judge(kind: str, facts: Mapping[str, Any], observed: Observed) -> dict[str, 
     return status(parse(facts), observed)
 
 
-def settling(kind: str, facts: Mapping[str, Any], observed: Observed) -> bool:
-    """Whether the writer should look again shortly (a route the same `up` just created is not accepted yet)."""
-    return kind == "MaaSModelRef" and model.settling(model.ModelFacts.from_inputs(facts), observed)
+@dataclass(frozen=True)
+class Settling:
+    """A judgement the writer should not publish as final yet, and how it waits for the next one."""
+
+    seconds: float | None  # how long it may wait from the start of its batch; None: the writer's own bound
+    interim: bool = False  # publish what is judged meanwhile, since the wait is long (a rollout, not a route)
+    overdue: str = ""  # when still settling at the deadline, the write fails with this (as an await would)
+
+
+def settling(kind: str, facts: Mapping[str, Any], observed: Observed) -> Settling | None:
+    """A route the same `up` just created that is not accepted yet (seconds); a maas-api rollout (minutes, with
+    `Pending` published meanwhile: seed 000, "manifests applied but maas-api not ready yet"). None: settled."""
+    if kind == "MaaSModelRef" and model.settling(model.ModelFacts.from_inputs(facts), observed):
+        return Settling(None)
+    if kind == "MaasTenantConfig" and tenant.rollout_settling(
+        parsed := tenant.TenantFacts.from_inputs(facts), observed
+    ):
+        seconds = tenant.rollout_seconds(parsed, observed)
+        return Settling(seconds, interim=True, overdue=f"maas-api did not become available within {seconds:.0f} s")
+    return None
+
+
+def failure(kind: str, status: Mapping[str, Any]) -> str:
+    """Why a write must fail once it is published: a failed maas-api rollout fails `pulumi up`, as
+    pulumi-kubernetes' Deployment await would, after the tenant says `Failed`."""
+    ready = next((c for c in status.get("conditions", ()) if c.get("type") == "Ready"), {})
+    return (
+        ready.get("message", "")
+        if kind == "MaasTenantConfig" and ready.get("reason") == tenant.DEPLOYMENT_FAILED
+        else ""
+    )
 
 
 def writes_status(platform: PlatformConfig) -> bool:

@@ -2,11 +2,13 @@
 
 `Failed` when the tenant's Gateway does not exist or is neither Accepted nor Programmed (seed 000: "gateway
 invalid"; upstream checks the Gateway first, so its other conditions are then not judged), `Pending` while a
-dependency CRD or the maas-api Deployment is not available, `Failed` without the `maas-db-config` Secret,
-`Active` once maas-api is available, `Degraded` when the program has warnings for the tenant; a blocked
-IPP-to-Praxis migration makes `Ready=False` (`MigrationBlocked`, seed 002). Written after the maas-api Deployment
-is awaited, and judged again at that moment on the live cluster; when preflight fails, written alone
-(`failed.py`). Without observation the status is the intended one, marked `NotObserved`.
+dependency CRD or the maas-api Deployment is not available, `Failed` without the `maas-db-config` Secret or when
+maas-api's rollout failed ("platform apply failed"), `Active` once maas-api is available, `Degraded` when the
+program has warnings for the tenant; a blocked IPP-to-Praxis migration makes `Ready=False` (`MigrationBlocked`,
+seed 002). The status writer judges it again on the live cluster after the tenant's objects are applied: while
+maas-api rolls out it writes `Pending` ("manifests applied but maas-api not ready yet"), then the phase the
+rollout ends in (`rollout_settling`, `rollout_seconds`); when preflight fails, it is written alone (`failed.py`).
+Without observation the status is the intended one, marked `NotObserved`.
 """
 
 from __future__ import annotations
@@ -17,13 +19,17 @@ from typing import Any
 from ... import naming
 from ...config.errors import escaped, quoted
 from ...observe import KINDS, ObjectRef, Observed
-from ...observe.views import Condition, LiveDeployment, LiveGateway
+from ...observe.views import DEFAULT_PROGRESS_DEADLINE, Condition, LiveDeployment, LiveGateway
 from .conditions import condition
 from .facts import Facts
 
 NOT_OBSERVED = "not observed: Pulumi publishes this status from configuration"
 GATEWAY_CONDITIONS = ("Accepted", "Programmed")  # a Gateway is valid when its controller says either is True
 INVALID_GATEWAY = "InvalidGateway"  # upstream's reason for a tenant whose Gateway cannot be used
+NOT_READY = "DeploymentsNotReady"  # maas-api is not available yet: `Pending`
+DEPLOYMENT_FAILED = "DeploymentFailed"  # maas-api's rollout failed: seed 000's "platform apply failed"
+PROGRESS_DEADLINE_EXCEEDED = "ProgressDeadlineExceeded"  # the Deployment controller's reason for a stuck rollout
+ROLLOUT_REPORT_SECONDS = 60.0  # after the progress deadline, how long the controller may take to report it
 
 
 @dataclass(frozen=True)
@@ -93,15 +99,19 @@ def _judged(facts: TenantFacts, observed: Observed) -> dict[str, Any]:
         return _dependencies_missing(facts, missing)
     if secret.object is None:
         return _prerequisites_missing(facts)
-    problem = _deployment_problem(facts, observed.view(LiveDeployment, facts.infra_namespace, facts.deployment))
+    deployment = observed.view(LiveDeployment, facts.infra_namespace, facts.deployment)
+    failure = rollout_failure(deployment)
+    if failure:
+        return _rollout_failed(facts, f"Deployment {facts.infra_namespace}/{facts.deployment} {failure}")
+    problem = _deployment_problem(facts, deployment)
     if problem:
         return _status(
             facts,
             "Pending",
-            condition("Ready", "False", "DeploymentsNotReady", problem),
+            condition("Ready", "False", NOT_READY, problem),
             _dependencies_met(),
             _prerequisites_met(),
-            condition("DeploymentsAvailable", "False", "DeploymentsNotReady", problem),
+            condition("DeploymentsAvailable", "False", NOT_READY, problem),
             _degraded(facts),
         )
     return _status(
@@ -191,6 +201,44 @@ def _degraded(facts: TenantFacts) -> dict[str, str]:
         return condition("Degraded", "False", "NoWarnings", "no warnings")
     reason = "MultipleWarnings" if len(facts.warnings) > 1 else "ConfigurationWarning"
     return condition("Degraded", "True", reason, "; ".join(facts.warnings))
+
+
+def rollout_failure(deployment: LiveDeployment | None) -> str:
+    """How the Deployment controller says maas-api's rollout failed ("platform apply failed", seed 000), or "":
+    `Progressing=False` with `ProgressDeadlineExceeded`, or `ReplicaFailure=True` (pods that cannot be created)."""
+    for found in deployment.conditions if deployment else ():
+        stuck = found.type == "Progressing" and found.status == "False" and found.reason == PROGRESS_DEADLINE_EXCEEDED
+        if stuck or (found.type == "ReplicaFailure" and found.status == "True"):
+            return "failed to roll out: " + _condition_text(found)
+    return ""
+
+
+def rollout_settling(facts: TenantFacts, observed: Observed) -> bool:
+    """Whether maas-api is still rolling out (not available, not failed): the status writer publishes `Pending`
+    and looks again until the rollout ends or its deadline passes (`rollout_seconds`)."""
+    if observed.lookup("Deployment", facts.infra_namespace, facts.deployment).object is None:
+        return False  # nothing rolls out, or nobody looked
+    conditions = _judged(facts, observed)["conditions"]
+    return any(c["type"] == "DeploymentsAvailable" and c["reason"] == NOT_READY for c in conditions)
+
+
+def rollout_seconds(facts: TenantFacts, observed: Observed) -> float:
+    """How long a rollout may take: the Deployment's own progress deadline, after which its controller reports
+    `ProgressDeadlineExceeded`, plus the time that report may take."""
+    deployment = observed.view(LiveDeployment, facts.infra_namespace, facts.deployment)
+    return (deployment.progress_deadline if deployment else DEFAULT_PROGRESS_DEADLINE) + ROLLOUT_REPORT_SECONDS
+
+
+def _rollout_failed(facts: TenantFacts, text: str) -> dict[str, Any]:
+    return _status(
+        facts,
+        "Failed",
+        condition("Ready", "False", DEPLOYMENT_FAILED, text),
+        _dependencies_met(),
+        _prerequisites_met(),
+        condition("DeploymentsAvailable", "False", DEPLOYMENT_FAILED, text),
+        condition("Degraded", "True", DEPLOYMENT_FAILED, text),
+    )
 
 
 def _deployment_problem(facts: TenantFacts, deployment: LiveDeployment | None) -> str:

@@ -94,8 +94,10 @@ def _left_behind(config: MaasConfig, tenant: TenantConfig) -> list[str]:
 
 
 def add_tenant_statuses(config: MaasConfig, observed: Observed, plan: Plan) -> None:
-    """Each Managed tenant's MaasTenantConfig status, written after its maas-api Deployment (which Pulumi awaits),
-    so `Active` means maas-api is available; last, like every status write, after the rules above."""
+    """Each Managed tenant's MaasTenantConfig status, written after its maas-api Deployment is applied; last, like
+    every status write, after the rules above. With observation the status writer, not pulumi-kubernetes, awaits
+    the Deployment (`pulumi.com/skipAwait`), so the tenant says `Pending` during the rollout and `Failed` when it
+    fails (seed 000), which an engine that stops at a failed await could never write."""
     if not writes_status(config.platform):
         return
     for tenant in config.tenants:
@@ -106,6 +108,11 @@ def add_tenant_statuses(config: MaasConfig, observed: Observed, plan: Plan) -> N
         facts = _tenant_facts(config, tenant, owner)
         status = tenant_status(facts, observed)
         deployment = object_identity("Deployment", facts.infra_namespace, facts.deployment)
+        if config.platform.observe:
+            owner.objects = [
+                obj.annotated(naming.SKIP_AWAIT_ANNOTATION, "true") if obj.identity == deployment else obj
+                for obj in owner.objects
+            ]
         owner.objects.append(status_write(body, status, [deployment], facts.to_inputs()))
         owner.outputs["phase"] = status["phase"]
 

@@ -225,7 +225,7 @@ def migration_decision(
     if live_plugins.object is not None:
         holds = _configmap_holds(case, baseline) + holds
         notes += _forced_cleanup_notes(case)
-    elif case.force:
+    elif case.force and holds:  # an absent ConfigMap: parity is in question only for a binding that needs IPP
         holds.append(_parity_hold(case, "the former plugins ConfigMap is gone"))
     return _judged(case, holds, notes, recorded=explicit if explicit is not None else live.translation)
 
@@ -271,8 +271,10 @@ def _lifted(hold: _Hold, case: _Case) -> bool:
 
 def _after_cleanup(case: _Case, holds: list[_Hold], notes: list[str]) -> Decision:
     """IPP is already gone (the one-shot cleanup ran): nothing is left to keep, so nothing blocks. An active
-    binding Praxis does not qualify stays a warning (Degraded) until it is gone or its risk is accepted."""
-    if case.force:
+    binding Praxis does not qualify stays a warning (Degraded) until it is gone or its risk is accepted. A forced
+    cleanup's parity warning stays only while such a binding does (seed 002: "The warning clears when no active
+    ExternalModel needs the unsupported legacy transform")."""
+    if case.force and holds:
         holds = [*holds, _parity_hold(case, "the former plugins ConfigMap is gone")]
     warnings = tuple(
         hold.accepted if _lifted(hold, case) else f"{case.subject}: after the IPP cleanup: {hold.cause}"
