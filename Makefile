@@ -36,3 +36,4 @@ bench: $(VENV)/.installed
 	@$(PY) bench/state_growth.py
 	@$(PY) bench/tenants.py
 	@$(PY) bench/simulator.py
+	@$(PY) bench/status_writes.py

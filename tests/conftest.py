@@ -69,3 +69,11 @@ def owned(rendering: Rendering, component_kind: str, component_name: str) -> dic
 def identities(config) -> dict[str, str]:
     """Each subscription's rate-limit identity when nothing is observed: configuration's, else short."""
     return effective_identities(config, Observed.nothing()).of
+
+
+@pytest.fixture(autouse=True)
+def fresh_settle_window():
+    """Every test is a `pulumi up` of its own: the status writer's route window opens again."""
+    from maas.deploy.status_writer import ROUTE_WINDOW
+
+    ROUTE_WINDOW.reset()

@@ -44,3 +44,11 @@ def test_simulator_benchmark_runs_one_small_case():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[1].split()[0] == "2"
+
+
+def test_status_writes_benchmark_runs_one_small_case():
+    result = subprocess.run(
+        [sys.executable, "bench/status_writes.py", "1"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[2].split()[0] == "1"

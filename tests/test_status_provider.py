@@ -353,6 +353,17 @@ def test_settling_is_bounded_and_then_the_judged_status_is_written(kube, monkeyp
     assert sum(r.path == ROUTE_PATH for r in kube.requests) > 2
 
 
+def test_once_the_processs_settle_window_closed_a_route_is_written_as_judged_without_waiting(kube, monkeypatch):
+    """The engine's one dynamic-provider host serves four resources at a time, one per model: route waits end
+    with one window per process, so hundreds of slow routes cannot hold `pulumi up` for hours."""
+    monkeypatch.setattr(status_provider, "WINDOW_SECONDS", 0.0)
+    status_provider.ROUTE_WINDOW.closes()  # opened, and closed at once, by an earlier model of this `pulumi up`
+    kube.objects.append(kserve_route("llm", "granite-7b-instruct", accepted=False))
+    StatusBatchProvider().create(props(kube, READY, facts=FACTS))
+    assert patches(kube)[0].body["status"]["phase"] == "Pending"
+    assert sum(r.path == ROUTE_PATH for r in kube.requests) == 1  # looked once, never again
+
+
 def test_without_facts_the_planned_status_is_written_and_nothing_is_read(kube):
     StatusBatchProvider().create(props(kube, {"phase": "Active"}))
     assert [r.method for r in kube.requests] == ["PATCH"]

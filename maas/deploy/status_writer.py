@@ -23,10 +23,10 @@ Lifecycle:
   the same `pulumi up` count. While a judgement is settling (`maas.plan.status.settling`: a route not yet
   accepted, for at most SETTLE_SECONDS; maas-api rolling out, for its progress deadline, with `Pending` written
   meanwhile) it looks again every POLL_SECONDS; the settling targets of a batch wait together, so a batch takes
-  its longest wait, not their sum. A rollout that fails or outlasts its deadline is written, then fails the
-  update, as pulumi-kubernetes' await of the Deployment (which the program skips) would. Conditions keep their
-  `lastTransitionTime` while their status stays
-  the same, and fields the previous write had and this one drops are set to null. The state keeps the status
+  its longest wait, not their sum, and route waits end with the process's `SettleWindow`. A rollout that fails
+  or outlasts its deadline is written, then fails the update, as pulumi-kubernetes' await of the Deployment
+  (which the program skips) would. Conditions keep their `lastTransitionTime` while their status stays the
+  same, and fields the previous write had and this one drops are set to null. The state keeps the status
   written (`status`, as the program computes it, so the next preview compares like with like) and as stamped
   (`appliedStatus`). A target removed from the inputs is dropped from the state, and nothing is sent for it.
 - create/update with `writeOnly` (the keys of some targets; how a stopped update publishes the statuses a failed
@@ -55,6 +55,7 @@ again through it, so that `pulumi refresh` reads where `pulumi up` last wrote.
 from __future__ import annotations
 
 import json
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -77,6 +78,7 @@ FIELD_MANAGER = "maas-pulumi-status"
 TIMEOUT_SECONDS = 30.0  # every request, and every observation before a write
 POLL_SECONDS = 2.0  # while a judgement is settling, look again this often ...
 SETTLE_SECONDS = 30.0  # ... for at most this long (a route), then write what was judged
+WINDOW_SECONDS = 60.0  # and only within one window per process: see `SettleWindow`
 IDENTITY_KEYS = ("apiVersion", "kind", "resource", "namespace", "name")
 COMPARED_KEYS = ("status", "facts", "targetUid")
 RECORDED_KEYS = ("status", "transitions", "storedStatus")  # what a write or a refresh records, beside the inputs
@@ -256,6 +258,32 @@ def _raise_failures(failures: list[str], failed: int, total: int) -> None:
 # ------------------------------------------------------------------------------------------ the judgement
 
 
+class SettleWindow:
+    """The one span of time in which routes may settle in this process. The engine runs one dynamic-provider host
+    for a whole `pulumi up`, serving four resources at a time, and every model is a resource of its own: waits per
+    target would add up to hours at hundreds of models whose routes are slow. So route waits end when the window,
+    opened by the first of them, closes; later routes are written as judged (`Pending`), and the next run or
+    `pulumi refresh` corrects them. A rollout's wait is an await of maas-api and is not bounded by it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._closes: float | None = None
+
+    def closes(self) -> float:
+        with self._lock:
+            if self._closes is None:
+                self._closes = time.monotonic() + WINDOW_SECONDS
+            return self._closes
+
+    def reset(self) -> None:
+        """Open a new window at the next wait (tests, which run many `pulumi up`s in one process)."""
+        with self._lock:
+            self._closes = None
+
+
+ROUTE_WINDOW = SettleWindow()
+
+
 @dataclass
 class _Write:
     """One target's writes in a batch: what was last applied to its object (the next merge patch and the
@@ -304,7 +332,8 @@ def _look(api: Session, write: _Write, connection: Mapping[str, str], started: f
     if wait is not None:
         first = write.deadline is None
         if first:
-            write.deadline = started + (SETTLE_SECONDS if wait.seconds is None else wait.seconds)
+            route = min(started + SETTLE_SECONDS, ROUTE_WINDOW.closes())
+            write.deadline = route if wait.seconds is None else started + wait.seconds
         if time.monotonic() + POLL_SECONDS <= write.deadline:
             if first and wait.interim:
                 _apply(api, write, status)
