@@ -5,8 +5,8 @@ could not find the requested resource", like a kind whose CRD is not installed. 
 demand a bearer token (401 otherwise), refuse resources (403), page LISTs, stall, and honour (or, to test the
 client, ignore) the PartialObjectMetadata Accept header. The one write it takes is a JSON merge patch of an
 object's `/status` (what the status writer sends): applied to the object it holds, or answered with `patch_reply`.
-`on_request` lets a test change the cluster as requests arrive. Also here: realistic objects of the dev stack's
-cluster.
+`on_request` lets a test change the cluster as requests arrive; `peak_in_flight` is the most requests it was ever
+answering at once (how a test sees a client's concurrency). Also here: realistic objects of the dev stack's cluster.
 """
 
 from __future__ import annotations
@@ -57,9 +57,12 @@ class FakeKube:
     pruned_status: frozenset[str] = frozenset()  # status fields its CRD lacks: the API server drops them
     on_request: Callable[[FakeKube, Request], None] | None = None  # called with each request before it is answered
     requests: list[Request] = field(default_factory=list)
+    peak_in_flight: int = 0  # the most requests answered at the same time (stalls included)
 
     def __post_init__(self) -> None:
         self._release = threading.Event()
+        self._in_flight = 0
+        self._counting = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
@@ -92,6 +95,17 @@ class FakeKube:
         )
 
     # ------------------------------------------------------------------------------------------- answering
+
+    def answering(self, request: Request) -> tuple[int, dict[str, Any]]:
+        """`answer`, counted in `peak_in_flight` while it runs."""
+        with self._counting:
+            self._in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+        try:
+            return self.answer(request)
+        finally:
+            with self._counting:
+                self._in_flight -= 1
 
     def answer(self, request: Request) -> tuple[int, dict[str, Any]]:
         self.requests.append(request)
@@ -245,7 +259,7 @@ def _handler(kube: FakeKube) -> type[BaseHTTPRequestHandler]:
                 self.headers["Content-Type"],
                 body,
             )
-            code, body = kube.answer(request)
+            code, body = kube.answering(request)
             payload = json.dumps(body).encode()
             try:
                 self.send_response(code)
