@@ -10,7 +10,7 @@ FORMAT ?= yaml
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.txt
+$(VENV)/.installed: requirements.txt pyproject.toml
 	@echo "make: installing requirements.txt into $(VENV) (created if missing; the first time takes a few minutes)" >&2
 	@$(PYTHON) -m venv $(VENV) >&2
 	@$(PY) -m pip install --disable-pip-version-check -r requirements.txt >&2

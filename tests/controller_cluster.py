@@ -12,10 +12,21 @@ from upstream's (README, "What differs from the upstream controller"), so they a
 the two tenants, relabelled as the controller's (OIDC callers named as the controller names them). What the round
 trip checks for them is that the importer gets back every input they depend on (Gateways, OIDC, the infra
 namespace).
+
+Every object carries what the API server and the controller add: `uid`, `resourceVersion`, `creationTimestamp`,
+`generation` (kinds that count it), `managedFields` (the controller's server-side applies as `maas-controller`, its
+Create/Update calls as `manager`, the name the API server derives from its binary), the built-in kinds' defaults
+(a Service's `clusterIP`, `clusterIPs`, `ipFamilies`, `sessionAffinity`, ...; a Deployment's `strategy`,
+`revisionHistoryLimit`, `progressDeadlineSeconds` and pod template defaults), the controller's finalizers on the
+MaaS CRs and its `ownerReferences`: each TokenRateLimitPolicy is owned by its HTTPRoute, the tenant gateway's
+AuthPolicy by its Gateway, the tenant platform's objects by the cluster `Config` (upstream
+`maassubscription_controller.go` 649, `maasauthpolicy_controller.go` 1335-1361, `tenantreconcile/apply.go` 63,
+opendatahub-io/models-as-a-service@c0639b1b). This is what `pulumi import` reads (`tests/provider_fidelity.py`).
 """
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 from maas.config import load_config
@@ -40,14 +51,94 @@ REDTEAM_EVAL_QWEN = "3ca14384d8fb1b62"
 REDTEAM_EVAL_VLLM = "f44f12baf0ea32d5"
 
 
+CREATED = "2026-05-04T09:00:00Z"
+UPDATED = "2026-08-01T10:00:00Z"
+# Field managers: the controller's server-side applies name themselves (`client.FieldOwner("maas-controller")`,
+# tenantreconcile/apply.go 19 and 81); its Create and Update calls name none, so the API server takes the binary's
+# user agent, `manager` (maas-controller/Dockerfile 19: `go build ... -o manager`).
+CONTROLLER_APPLY = ("maas-controller", "Apply", None)
+CONTROLLER_UPDATE = ("manager", "Update", None)
+CONTROLLER_STATUS = ("manager", "Update", "status")
+# Finalizers the controller adds (maassubscription_controller.go 86, maasauthpolicy_controller.go 468,
+# maasmodelref_controller.go 95, aitenant_controller.go 59).
+FINALIZERS = {
+    "MaaSSubscription": "maas.opendatahub.io/subscription-cleanup",
+    "MaaSAuthPolicy": "maas.opendatahub.io/authpolicy-cleanup",
+    "MaaSModelRef": "maas.opendatahub.io/model-cleanup",
+    "AITenant": "maas.opendatahub.io/aitenant-cleanup",
+}
+USER_CREATED = frozenset({"AITenant", "Config", "MaaSModelRef", "ExternalModel", "MaaSAuthPolicy", "MaaSSubscription"})
+NO_GENERATION = frozenset({"Service", "ConfigMap", "Namespace", "ServiceAccount", "ClusterRoleBinding", "RoleBinding"})
+# The cluster Config owns the tenant platform's objects (tenantreconcile/apply.go 63: SetControllerReference).
+CONFIG_OWNER = {
+    "apiVersion": MAAS,
+    "kind": "Config",
+    "name": "default",
+    "uid": "uid-config-default",
+    "controller": True,
+    "blockOwnerDeletion": True,
+}
+
+
 def obj(api_version: str, kind: str, name: str, namespace: str | None, **fields: Any) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"name": name, "uid": f"uid-{kind.lower()}-{name}", "generation": 1}
+    """A live object with its server metadata; `labels`, `annotations`, `ownerReferences` and `finalizers` go into
+    metadata, `managers` (`(manager, operation, subresource)`) replaces the kind's usual field managers."""
+    metadata: dict[str, Any] = {"name": name, "uid": f"uid-{kind.lower()}-{name}"}
+    if kind not in NO_GENERATION:
+        metadata["generation"] = 1
     if namespace is not None:
         metadata["namespace"] = namespace
-    for key in ("labels", "annotations"):
+    for key in ("labels", "annotations", "ownerReferences", "finalizers"):
         if key in fields:
             metadata[key] = fields.pop(key)
-    return {"apiVersion": api_version, "kind": kind, "metadata": metadata, **fields}
+    if kind in FINALIZERS and "finalizers" not in metadata:
+        metadata["finalizers"] = [FINALIZERS[kind]]
+    managers = fields.pop("managers", None)
+    metadata["resourceVersion"] = str(100000 + zlib.crc32(f"{kind}/{namespace}/{name}".encode()) % 900000)
+    metadata["creationTimestamp"] = CREATED
+    body = {"apiVersion": api_version, "kind": kind, "metadata": metadata, **fields}
+    metadata["managedFields"] = managed_fields(body, managers or usual_managers(body))
+    return body
+
+
+def usual_managers(body: dict[str, Any]) -> list[tuple[str, str, str | None]]:
+    """Who wrote what: an admin the MaaS CRs (kubectl), the controller their finalizers and statuses and everything
+    it generates; Kubernetes a Deployment's revision annotation and status."""
+    kind = body["kind"]
+    if kind in USER_CREATED:
+        managers = [("kubectl-client-side-apply", "Update", None)]
+        managers += [CONTROLLER_UPDATE] if body["metadata"].get("finalizers") else []
+    elif body["apiVersion"].startswith("kuadrant.io/") or kind == "MaasTenantConfig":
+        managers = [CONTROLLER_UPDATE]
+    else:
+        managers = [CONTROLLER_APPLY]
+    if kind == "Deployment":
+        managers.append(("kube-controller-manager", "Update", None))  # deployment.kubernetes.io/revision
+    if "status" in body:
+        managers.append(("kube-controller-manager", "Update", "status") if kind == "Deployment" else CONTROLLER_STATUS)
+    return managers
+
+
+def managed_fields(body: dict[str, Any], managers: list[tuple[str, str, str | None]]) -> list[dict[str, Any]]:
+    entries = []
+    for manager, operation, subresource in managers:
+        if subresource == "status":
+            fields = {"f:status": _fields(body.get("status", {}))}
+        else:
+            metadata = {k: v for k, v in body["metadata"].items() if k in ("labels", "annotations", "finalizers")}
+            content = {k: v for k, v in body.items() if k not in ("apiVersion", "kind", "metadata", "status")}
+            fields = _fields({**({"metadata": metadata} if metadata else {}), **content})
+        entry = {"apiVersion": body["apiVersion"], "fieldsType": "FieldsV1", "fieldsV1": fields, "manager": manager}
+        entry |= {"operation": operation, "time": UPDATED}
+        entries.append(entry | ({"subresource": subresource} if subresource else {}))
+    return entries
+
+
+def _fields(value: Any) -> dict[str, Any]:
+    """A FieldsV1 set, simplified: every key of a mapping, lists as one field."""
+    if isinstance(value, dict):
+        return {f"f:{key}": _fields(item) for key, item in value.items()}
+    return {}
 
 
 def ready(reason: str = "Reconciled") -> list[dict[str, Any]]:
@@ -401,12 +492,25 @@ def trlp(namespace: str, model: str, route: str, subscriptions: list[str], limit
         namespace,
         labels=model_labels(model, namespace, "maas-subscription", "token-rate-limit-policy"),
         annotations={"maas.opendatahub.io/subscriptions": ",".join(subscriptions)},
+        ownerReferences=[route_owner(route)],
         spec={
             "targetRef": {"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": route},
             "limits": limits,
         },
         status=enforced(),
     )
+
+
+def route_owner(route: str) -> dict[str, Any]:
+    """`controllerutil.SetControllerReference(route, policy)`: the route owns its TokenRateLimitPolicy."""
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRoute",
+        "name": route,
+        "uid": f"uid-httproute-{route}",
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
 
 
 def token_rate_limit_policies() -> list[dict[str, Any]]:
@@ -570,32 +674,198 @@ def gateway_auth_policies() -> list[dict[str, Any]]:
     policies = []
     for tenant in config.tenants:
         body = gateway_auth_policy(config.platform, tenant, x_api_key=False)
-        body["metadata"]["labels"]["app.kubernetes.io/managed-by"] = "maas-controller"
-        body["status"] = enforced()
-        policies.append(body)
+        metadata = body["metadata"]
+        metadata["labels"]["app.kubernetes.io/managed-by"] = "maas-controller"
+        gateway = tenant.gateway_name(config.platform)
+        # only a tenant gateway's policy is owned by its Gateway (maasauthpolicy_controller.go 1157, 1335-1361)
+        owners = [gateway_owner(gateway)] if gateway != config.platform.gateway.name else []
+        policies.append(
+            obj(
+                body["apiVersion"],
+                body["kind"],
+                metadata["name"],
+                metadata["namespace"],
+                labels=metadata["labels"],
+                **({"annotations": metadata["annotations"]} if metadata.get("annotations") else {}),
+                **({"ownerReferences": owners} if owners else {}),
+                spec=body["spec"],
+                status=enforced(),
+            )
+        )
     return policies
+
+
+def gateway_owner(gateway: str) -> dict[str, Any]:
+    """`setGatewayOwnerReference`: controller, without blockOwnerDeletion (the controller cannot set it)."""
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "name": gateway,
+        "uid": f"uid-gateway-{gateway}",
+        "controller": True,
+    }
 
 
 # ------------------------------------------------------------------------------------------- platform objects
 
 
+API_LABELS = {
+    "app.kubernetes.io/component": "api",
+    "app.kubernetes.io/name": "maas-api",
+    "app.kubernetes.io/part-of": "models-as-a-service",
+}
+PLATFORM_LABELS = {
+    **API_LABELS,
+    "app.kubernetes.io/managed-by": "maas-controller",
+    "app.opendatahub.io/modelsasservice": "true",
+    "maas.opendatahub.io/tenant-name": DEFAULT,
+    "maas.opendatahub.io/tenant-namespace": DEFAULT,
+}
+MAAS_API_IP = "172.30.41.17"
+PAYLOAD_PROCESSING_IP = "172.30.118.203"
+
+
 def platform_objects() -> list[dict[str, Any]]:
-    """A few of the tenant platform's objects, fetched by name, so that the import file adopts them."""
+    """A few of the tenant platform's objects, fetched by name, so that the import file adopts them; as the API
+    server returns them (defaults, allocated IPs, status)."""
     namespaces = [
-        obj("v1", "Namespace", name, None, labels={"maas.opendatahub.io/managed-by-aitenant": "true"})
+        obj(
+            "v1",
+            "Namespace",
+            name,
+            None,
+            labels={"kubernetes.io/metadata.name": name, "maas.opendatahub.io/managed-by-aitenant": "true"},
+            managers=[CONTROLLER_UPDATE],
+            spec={"finalizers": ["kubernetes"]},
+            status={"phase": "Active"},
+        )
         for name in (DEFAULT, REDTEAM_NS)
     ]
-    container = {"name": "maas-api", "image": MAAS_API_IMAGE}
-    deployment = obj(
+    service_ca = obj(
+        "v1",
+        "ConfigMap",
+        "openshift-service-ca.crt",
+        INFRA,
+        # OpenShift's kube-controller-manager publishes the service CA in every namespace (since 4.12)
+        annotations={"service.beta.openshift.io/inject-cabundle": "true"},
+        managers=[("kube-controller-manager", "Update", None)],
+        data={
+            "service-ca.crt": "-----BEGIN CERTIFICATE-----\nMIIDUTCCAjmgAwIBAgIIfixture\n-----END CERTIFICATE-----\n"
+        },
+    )
+    binding = obj(
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRoleBinding",
+        "maas-api",
+        None,
+        labels={k: v for k, v in PLATFORM_LABELS.items() if not k.startswith("maas.opendatahub.io/")},
+        ownerReferences=[CONFIG_OWNER],
+        roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "maas-api"},
+        subjects=[{"kind": "ServiceAccount", "name": "maas-api", "namespace": INFRA}],
+    )
+    return [*namespaces, maas_api_deployment(), *services(), service_ca, binding]
+
+
+def maas_api_deployment() -> dict[str, Any]:
+    container = {
+        "name": "maas-api",
+        "image": MAAS_API_IMAGE,
+        "imagePullPolicy": "Always",
+        "ports": [{"containerPort": 8443, "name": "https", "protocol": "TCP"}],
+        "resources": {},
+        "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "File",
+    }
+    pod = {
+        "containers": [container],
+        "dnsPolicy": "ClusterFirst",
+        "restartPolicy": "Always",
+        "schedulerName": "default-scheduler",
+        "securityContext": {},
+        "serviceAccount": "maas-api",
+        "serviceAccountName": "maas-api",
+        "terminationGracePeriodSeconds": 30,
+    }
+    spec = {
+        "progressDeadlineSeconds": 600,
+        "replicas": 1,
+        "revisionHistoryLimit": 10,
+        "selector": {"matchLabels": dict(API_LABELS)},
+        "strategy": {"rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}, "type": "RollingUpdate"},
+        "template": {
+            "metadata": {
+                "creationTimestamp": None,
+                "labels": {**API_LABELS, "maas.opendatahub.io/tenant-instance": "maas-api"},
+            },
+            "spec": pod,
+        },
+    }
+    status = {
+        "availableReplicas": 1,
+        "observedGeneration": 1,
+        "readyReplicas": 1,
+        "replicas": 1,
+        "updatedReplicas": 1,
+    }
+    return obj(
         "apps/v1",
         "Deployment",
         "maas-api",
         INFRA,
-        spec={"replicas": 1, "template": {"spec": {"containers": [container]}}},
-        status={"availableReplicas": 1},
+        labels=dict(PLATFORM_LABELS),
+        annotations={"deployment.kubernetes.io/revision": "1"},
+        ownerReferences=[CONFIG_OWNER],
+        spec=spec,
+        status=status,
     )
-    service = obj("v1", "Service", "maas-api", INFRA, spec={"ports": [{"name": "https", "port": 8443}]})
-    return [*namespaces, deployment, service]
+
+
+def services() -> list[dict[str, Any]]:
+    """maas-api's and payload processing's Services, with the cluster IPs the API server allocated."""
+    maas_api = service(
+        "maas-api",
+        INFRA,
+        MAAS_API_IP,
+        [{"name": "https", "port": 8443, "protocol": "TCP", "targetPort": "https"}],
+        {**API_LABELS, "maas.opendatahub.io/tenant-instance": "maas-api"},
+        annotations={"service.beta.openshift.io/serving-cert-secret-name": "maas-api-serving-cert"},
+    )
+    payload = service(
+        "payload-processing",
+        GATEWAYS,
+        PAYLOAD_PROCESSING_IP,
+        [{"appProtocol": "HTTP2", "name": "grpc", "port": 9004, "protocol": "TCP", "targetPort": 9004}],
+        {"app": "payload-processing", "maas.opendatahub.io/tenant-instance": "payload-processing"},
+    )
+    return [maas_api, payload]
+
+
+def service(
+    name: str, namespace: str, ip: str, ports: list[dict], selector: dict[str, str], **metadata: Any
+) -> dict[str, Any]:
+    spec = {
+        "clusterIP": ip,
+        "clusterIPs": [ip],
+        "internalTrafficPolicy": "Cluster",
+        "ipFamilies": ["IPv4"],
+        "ipFamilyPolicy": "SingleStack",
+        "ports": ports,
+        "selector": selector,
+        "sessionAffinity": "None",
+        "type": "ClusterIP",
+    }
+    labels = {**PLATFORM_LABELS, "app.kubernetes.io/name": name}
+    return obj(
+        "v1",
+        "Service",
+        name,
+        namespace,
+        labels=labels,
+        ownerReferences=[CONFIG_OWNER],
+        spec=spec,
+        status={"loadBalancer": {}},
+        **metadata,
+    )
 
 
 FETCHED = [
@@ -603,6 +873,9 @@ FETCHED = [
     ObjectRef("Namespace", None, REDTEAM_NS),
     ObjectRef("Deployment", INFRA, "maas-api"),
     ObjectRef("Service", INFRA, "maas-api"),
+    ObjectRef("Service", GATEWAYS, "payload-processing"),
+    ObjectRef("ConfigMap", INFRA, "openshift-service-ca.crt"),
+    ObjectRef("ClusterRoleBinding", None, "maas-api"),
     ObjectRef("Deployment", INFRA, "maas-api-redteam"),  # absent: the first up creates it
 ]
 

@@ -7,12 +7,15 @@ client, ignore) the PartialObjectMetadata Accept header. The one write it takes 
 object's `/status` (what the status writer sends): applied to the object it holds, or answered with `patch_reply`.
 `on_request` lets a test change the cluster as requests arrive; `peak_in_flight` is the most requests it was ever
 answering at once (how a test sees a client's concurrency). Also here: realistic objects of the dev stack's cluster.
+It answers `/version` (`version`; None hides it, as a 404) and the discovery document `/api` as an API server
+does, recorded apart in `discovery_requests` (not stalled, nor passed to `on_request`); `serve_tls` makes it HTTPS.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import ssl
 import threading
 import urllib.parse
 from collections.abc import Callable
@@ -32,6 +35,17 @@ BUILTIN = {  # (group, version, plural) -> (kind, namespaced)
 }
 METADATA_ACCEPT = "as=PartialObjectMetadata"
 MERGE_PATCH = "application/merge-patch+json"
+VERSION_INFO = {  # what /version answers (k8s.io/apimachinery version.Info)
+    "major": "1",
+    "minor": "33",
+    "gitVersion": "v1.33.2",
+    "gitCommit": "a57b6f7709f6c2722b92f07b8b4c48210a51fc40",
+    "gitTreeState": "clean",
+    "buildDate": "2026-06-17T18:41:31Z",
+    "goVersion": "go1.24.4",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
 
 
 @dataclass
@@ -58,6 +72,8 @@ class FakeKube:
     on_request: Callable[[FakeKube, Request], None] | None = None  # called with each request before it is answered
     requests: list[Request] = field(default_factory=list)
     peak_in_flight: int = 0  # the most requests answered at the same time (stalls included)
+    version: dict[str, Any] | None = field(default_factory=lambda: dict(VERSION_INFO))  # None: /version is a 404
+    discovery_requests: list[Request] = field(default_factory=list)  # of /version and /api, kept out of `requests`
 
     def __post_init__(self) -> None:
         self._release = threading.Event()
@@ -65,6 +81,29 @@ class FakeKube:
         self._counting = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def serve_tls(self, certfile: str, keyfile: str) -> FakeKube:
+        """Answer over TLS with this certificate (before `with`): `url` becomes https://."""
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(certfile, keyfile)
+        self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+        self.url = self.url.replace("http://", "https://", 1)
+        return self
+
+    def discover(self, request: Request) -> tuple[int, dict[str, Any]] | None:
+        """The answer to `/version` or `/api` (401 with a wrong token, as authentication comes first); None for
+        every other path."""
+        if request.method != "GET" or request.path not in ("/version", "/api"):
+            return None
+        self.discovery_requests.append(request)
+        if self.token is not None and request.authorization != f"Bearer {self.token}":
+            return 401, _status(401, "Unauthorized", "Unauthorized")
+        if request.path == "/api":
+            address = [{"clientCIDR": "0.0.0.0/0", "serverAddress": self.url.split("://", 1)[1]}]
+            return 200, {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": address}
+        if self.version is None:
+            return 404, _status(404, "NotFound", "the server could not find the requested resource")
+        return 200, dict(self.version)
 
     def __enter__(self) -> FakeKube:
         threading.Thread(target=self.httpd.serve_forever, args=(0.01,), daemon=True).start()
@@ -259,7 +298,7 @@ def _handler(kube: FakeKube) -> type[BaseHTTPRequestHandler]:
                 self.headers["Content-Type"],
                 body,
             )
-            code, body = kube.answering(request)
+            code, body = kube.discover(request) or kube.answering(request)
             payload = json.dumps(body).encode()
             try:
                 self.send_response(code)

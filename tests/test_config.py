@@ -677,6 +677,37 @@ HOSTILE = [
         "mon\n",
         r"maas:platform.monitoringNamespace: 'mon\n' contains the control character '\n'; remove it",
     ),
+    # platform.kubernetes: combinations pulumi-kubernetes refuses (CheckConfig) or turns against a deployed stack
+    (
+        "platform.kubernetes",
+        {"renderYamlToDirectory": "out", "context": "prod"},
+        "maas:platform.kubernetes.context: is not compatible with maas:platform.kubernetes.renderYamlToDirectory: "
+        "pulumi-kubernetes refuses the combination",
+    ),
+    (
+        "platform.kubernetes",
+        {"renderYamlToDirectory": "out", "kubeconfig": "./kubeconfig"},
+        "maas:platform.kubernetes.kubeconfig: is not compatible with maas:platform.kubernetes.renderYamlToDirectory: "
+        "pulumi-kubernetes refuses the combination",
+    ),
+    (
+        "platform.kubernetes",
+        {"renderYamlToDirectory": "out", "clusterIdentifier": "prod"},
+        "maas:platform.kubernetes.clusterIdentifier: is not compatible with "
+        "maas:platform.kubernetes.renderYamlToDirectory: it names the cluster this stack deploys to",
+    ),
+    (
+        "platform.kubernetes",
+        {"renderYamlToDirectory": ""},
+        "maas:platform.kubernetes.renderYamlToDirectory: must not be empty (the provider reads '' as off); give a "
+        "directory, or remove the key",
+    ),
+    (
+        "platform.kubernetes",
+        {"enableServerSideApply": False, "upsertExistingObjects": True},
+        "maas:platform.kubernetes.upsertExistingObjects: has no effect with enableServerSideApply: false: "
+        "pulumi-kubernetes applies over an existing object only with server-side apply",
+    ),
 ]
 
 

@@ -252,6 +252,36 @@ def test_role_may_create_and_bind_the_rbac_the_program_renders(programs, stack):
             assert bindable or (role in rendered_roles and covers(granted, rendered_roles[role])), name
 
 
+def provider_request(rendering: Rendering, registration) -> tuple[str, str | None]:
+    """How pulumi-kubernetes creates an object: the verb and the object name the request's URL carries.
+
+    pulumi/pulumi-kubernetes @ 94977969 provider/pkg/await/await.go 190-252: with server-side apply and
+    `upsertExistingObjects` a create is an apply PATCH to `.../NAME`; otherwise (since 4.29.0) a client-side POST to
+    the collection, whose URL names no object."""
+    providers = {r.urn: r.inputs for r in rendering.registrations if r.type == "pulumi:providers:kubernetes"}
+    inputs = providers[registration.provider.rpartition("::")[0]]
+    server_side = inputs.get("enableServerSideApply", "true") == "true"
+    if server_side and inputs.get("upsertExistingObjects") == "true":
+        return "patch", registration.inputs["metadata"]["name"]
+    return "create", None
+
+
+@pytest.mark.parametrize("stack", [s.name for s in STACKS])
+def test_role_may_create_each_cluster_role_that_needs_escalate_as_the_provider_sends_it(programs, stack):
+    """The API server authorises `escalate` on the request's name (kubernetes pkg/registry/rbac/escalation_check.go
+    `RoleEscalationAuthorized`: `Name: requestInfo.Name`, for Create and Update of clusterroles alike), which a POST
+    to the collection does not have: a grant limited by `resourceNames` matches only a named PATCH."""
+    granted = grants(program_role()["rules"])
+    rendering = programs[stack][1]
+    roles = [r for r in rendering.registrations if r.is_kubernetes_object and r.inputs["kind"] == "ClusterRole"]
+    needing = [r for r in roles if not covers(granted, r.inputs["rules"])]
+    assert needing, "the program writes ClusterRoles granting more than the Operator's identity holds"
+    for registration in needing:
+        verb, name = provider_request(rendering, registration)
+        assert allows(granted, RBAC, "clusterroles", verb, name), (registration.name, verb)
+        assert allows(granted, RBAC, "clusterroles", "escalate", name), (registration.name, verb, name)
+
+
 def test_role_grants_nothing_the_program_does_not_need(programs):
     """Exactly: every permission is justified by an observation, a write, a status write, an await or RBAC."""
     needed: set[Grant] = set()

@@ -13,14 +13,17 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from maas.observe import Observed
 from maas.plan.policies.access import model_access_predicate
 from maas.tools.cli import main
-from maas.tools.diffing.access import access_changes, subjects_of
+from maas.tools.diffing.access import CALLS, HEADER, NONE, access_changes, standings, subjects_of
 from maas.tools.diffing.fields import clauses, field_changes
-from maas.tools.diffing.formats import markdown
+from maas.tools.diffing.formats import markdown, text
 from maas.tools.diffing.limits import LimitChange, limits
 from maas.tools.diffing.review import Review, review
-from maas.tools.diffing.sides import Side
+from maas.tools.diffing.sides import Side, render_side
+from maas.tools.explaining.request import objects_for, trace
+from maas.tools.explaining.world import load_world
 from tests.conftest import ROOT
 
 STACKS = ROOT / "tests" / "stacks"
@@ -104,6 +107,9 @@ def test_an_added_model_and_a_removed_one_are_whole_objects(tmp_path):
 
 
 def test_access_names_each_subject_that_gains_or_loses_a_model(tmp_path):
+    """Subjects an AuthPolicy admits but that own no subscription of their own gain or lose admission only (their
+    callers need a subscription through another group), and the mark is explained once."""
+
     def alice_to_bob(config):
         config["maas:authPolicies"][0]["subjects"]["users"] = ["bob"]
         config["maas:authPolicies"][1]["subjects"]["groups"].append({"name": "interns"})
@@ -112,9 +118,12 @@ def test_access_names_each_subject_that_gains_or_loses_a_model(tmp_path):
     assert code == 0
     assert (
         "access: 3 subjects\n"
-        "  group interns: gains llm/granite\n"
-        "  user alice: loses llm/granite, llm/mistral\n"
-        "  user bob: gains llm/granite, llm/mistral\n"
+        "  group interns: gains llm/granite (admission only)\n"
+        "  user alice: loses llm/granite (admission only), llm/mistral (admission only)\n"
+        "  user bob: gains llm/granite (admission only), llm/mistral (admission only)\n"
+        "  note: (admission only) means the model's AuthPolicy admits the subject, but it owns no usable "
+        "subscription to the model itself: its callers need one through another of their groups or their user "
+        "name\n"
     ) in out
     # the predicate change is shown clause by clause, not as two 600-character texts
     assert (
@@ -124,7 +133,185 @@ def test_access_names_each_subject_that_gains_or_loses_a_model(tmp_path):
         '      + "bob"\n'
     ) in out
     _, markdown_out, _ = diff("--format", "markdown", BASE, variant(tmp_path, "access", alice_to_bob))
-    assert "| Subject | Gains | Loses |\n| --- | --- | --- |\n| group interns | llm/granite |  |\n" in markdown_out
+    assert (
+        "| Subject | Gains | Loses |\n| --- | --- | --- |\n| group interns | llm/granite (admission only) |  |\n"
+    ) in markdown_out
+
+
+# Issue 20: the warnings HEAD adds and resolves, and effective access (AuthPolicy, a usable subscription, a selection
+# that succeeds).
+
+NOT_IN_MODELS = (
+    "subscription models-as-a-service/{}: model llm/granite is not in maas:models, so it contributes no token limit "
+    "there; add the model or remove the reference"
+)
+NO_ENDPOINT = (
+    "model llm/granite: no endpoint can be derived from configuration, so maas-api lists it without a URL; set "
+    "route.hostnames, the tenant's gateway.hostname, platform.gateway.hostname or endpointOverride"
+)
+
+
+def render_warnings(path: Path) -> list[str]:
+    """The `warning:` lines of `python -m maas render --config-file PATH`."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert main(["render", "--config-file", str(path)]) == 0
+    return [line.removeprefix("warning: ") for line in err.getvalue().splitlines() if line.startswith("warning: ")]
+
+
+def remove_granite(config):
+    """The model goes, with the auth policies' references to it; the two subscriptions still reference it."""
+    config["maas:models"] = [m for m in config["maas:models"] if m["name"] != "granite"]
+    config["maas:authPolicies"][0]["modelRefs"] = [{"name": "mistral", "namespace": "llm"}]
+    del config["maas:authPolicies"][1]  # silver-access admitted granite alone
+
+
+def test_20_a_removed_model_shows_the_warnings_head_adds_and_the_one_it_resolves(tmp_path):
+    """Issue 20, broken item 2: removing a model left two subscriptions referencing it; only `render` said so."""
+    head = variant(tmp_path, "nogranite", remove_granite)
+    new = [NOT_IN_MODELS.format("gold"), NOT_IN_MODELS.format("silver")]
+    assert set(new) <= set(render_warnings(head)) and NO_ENDPOINT in render_warnings(BASE)
+    code, out, _ = diff(BASE, head)
+    assert code == 0
+    assert (
+        "\n\nwarnings: 2 new, 1 resolved (1 unchanged)\n"
+        f"  new: {new[0]}\n"
+        f"  new: {new[1]}\n"
+        f"  resolved: {NO_ENDPOINT}\n"
+        "\naccess: 3 subjects\n"
+        "  group gold-users: loses llm/granite\n"
+        "  group silver-users: loses llm/granite\n"  # silver is Failed: its one model is gone
+        "  user alice: loses llm/granite (admission only)\n"
+    ) in out
+    code, out, _ = diff("--format", "markdown", BASE, head)
+    assert code == 0
+    assert (
+        "\n\n### Warnings\n\n2 new, 1 resolved (1 unchanged).\n\n"
+        f"New in HEAD:\n\n- {new[0]}\n- {new[1]}\n\n"
+        f"Resolved in HEAD:\n\n- {NO_ENDPOINT}\n\n"
+        "### Access\n\n"
+    ) in out
+    _, back, _ = diff(head, BASE)  # and back: those two are resolved, the endpoint one is new again
+    assert f"warnings: 1 new, 2 resolved (1 unchanged)\n  new: {NO_ENDPOINT}\n  resolved: {new[0]}\n" in back
+
+
+def test_20_a_warning_about_the_cluster_base_starts_from_is_nothing_head_resolves(rate_change):
+    """Unobserved, BASE's render warns that its subscriptions' identities are guessed; HEAD is planned on the
+    cluster BASE leaves, where they are known. BASE's warnings are taken on that same cluster, so the warning is
+    neither new nor resolved: the change did nothing about it."""
+    assert any(w.startswith("rateLimitIdentity is not set for 2 subscription(s)") for w in render_warnings(BASE))
+    _, out, _ = rate_change
+    assert "\n\nwarnings: none new or resolved (2 unchanged)\n\naccess: no subject gains or loses a model\n" in out
+    assert "rateLimitIdentity is not set" not in out
+
+
+@pytest.mark.parametrize("mode", ["absent", "coexist"])
+def test_20_removing_a_subscription_lists_its_owners_as_losing_the_model(tmp_path, mode):
+    """Issue 20, broken item 3: the access section read only AuthPolicies, so removing a subscription read "no
+    subject gains or loses a model" while its owners got 403. `coexist` (what `import` writes, the issue's setting)
+    writes no status: the phases are those the plan gives, as the controller would."""
+
+    def platform(config):
+        config["maas:platform"] = {"controllerMode": mode}
+
+    def drop_silver(config):
+        platform(config)
+        config["maas:subscriptions"] = [s for s in config["maas:subscriptions"] if s["name"] != "silver"]
+
+    base, head = variant(tmp_path, "base", platform), variant(tmp_path, "nosilver", drop_silver)
+    code, out, _ = diff(base, head)
+    assert code == 0
+    assert "\n\naccess: 1 subject\n  group silver-users: loses llm/granite\n\nlimits: 1 change\n" in out
+    _, out, _ = diff("--format", "markdown", base, head)
+    assert (
+        "### Access\n\n| Subject | Gains | Loses |\n| --- | --- | --- |\n| group silver-users |  | llm/granite |\n\n"
+        "### Limits"
+    ) in out
+
+
+def test_20_a_second_subscription_for_a_group_warns_and_costs_its_calls_without_the_header(tmp_path):
+    """Issue 20: nothing flagged a group owning two subscriptions for one model, where calls without
+    X-MaaS-Subscription fail with multiple_subscriptions. The group keeps the model with the header."""
+
+    def gold_users_own_silver_too(config):
+        config["maas:subscriptions"][1]["owner"]["groups"].append({"name": "gold-users"})
+        config["maas:subscriptions"][1]["priority"] = 10  # a priority does not choose for maas-api's select
+
+    head = variant(tmp_path, "twosubs", gold_users_own_silver_too)
+    [warning] = [w for w in render_warnings(head) if "multiple_subscriptions" in w]
+    assert warning.startswith(
+        "group gold-users owns 2 subscriptions that include model llm/granite: models-as-a-service/gold, "
+        "models-as-a-service/silver; "
+    )
+    code, out, _ = diff(BASE, head)
+    assert code == 0
+    assert f"\n\nwarnings: 1 new (2 unchanged)\n  new: {warning}\n\naccess: 1 subject\n" in out
+    assert "  group gold-users: loses llm/granite (calls without X-MaaS-Subscription)\n" in out
+    assert (
+        "  note: (calls without X-MaaS-Subscription) means the subject keeps the model with X-MaaS-Subscription" in out
+    )
+    _, out, _ = diff("--format", "markdown", BASE, head)
+    assert "### Warnings\n\n1 new (2 unchanged).\n\nNew in HEAD:\n\n- group gold-users owns 2 subscriptions" in out
+    assert "| group gold-users |  | llm/granite (calls without X-MaaS-Subscription) |\n" in out
+
+
+def test_20_a_new_group_owning_two_subscriptions_gains_the_model_with_the_header_only(tmp_path):
+    def contractors(config):
+        for entry in (*config["maas:subscriptions"], config["maas:authPolicies"][1]):
+            (entry.get("owner") or entry["subjects"])["groups"].append({"name": "contractors"})
+
+    _, out, _ = diff(BASE, variant(tmp_path, "contractors", contractors))
+    assert (
+        "  group contractors: gains llm/granite (with X-MaaS-Subscription only), llm/mistral (subscription only)\n"
+        in out
+    )
+
+
+def test_20_a_change_of_warnings_alone_is_a_change():
+    """A change of warnings alone is a change (`--exit-code`); identical plans are none."""
+    quiet = Review((), (), (), (), (), (), new_warnings=("w",))
+    assert quiet.changed and "warnings: 1 new\n  new: w\n" in text(quiet)
+    assert not Review((), (), (), (), (), (), kept_warnings=3).changed
+
+
+def test_20_warnings_are_escaped_in_markdown_and_their_further_lines_indented():
+    changed = Review((), (), (), (), (), (), new_warnings=("a *b* `c` <d>\nsecond | line",), resolved_warnings=("r",))
+    out = markdown(changed)
+    assert (
+        "New in HEAD:\n\n- a \\*b\\* \\`c\\` \\<d\\>\n  second \\| line\n\nResolved in HEAD:\n\n- r\n\n### Access"
+        in out
+    )
+    assert "  new: a *b* `c` <d>\n    second | line\n  resolved: r\n" in text(changed)
+
+
+def test_20_effective_access_agrees_with_the_request_simulator():
+    """Every subject's standing on every model, as the access section reads it, is what `explain caller` finds when
+    that subject alone calls (a member of the group, or the user): allowed without X-MaaS-Subscription exactly
+    when it stands at CALLS, with the header of one of its subscriptions when at HEADER, never otherwise."""
+    stack = STACKS / "Pulumi.explain-selection.yaml"
+    world = load_world(stack, "explain-selection", None)
+    side = render_side("HEAD", stack, "explain-selection", Observed.nothing())
+    subs = world.config.subscriptions
+    found = {}
+    for model, standing in standings(side).items():
+        for (kind, name), state in standing.items():
+            user, groups = (f"<a member of {name}>", [name]) if kind == "group" else (name, [])
+            objects = objects_for(world, world.model(model))
+            owners = {s.name: [*s.owner.users] if kind == "user" else [g.name for g in s.owner.groups] for s in subs}
+            owned = [subscription for subscription, names in owners.items() if name in names]
+            plain = trace(world, objects, user, groups, None).allowed
+            named = any(trace(world, objects, user, groups, sub).allowed for sub in owned)
+            assert (plain, named) == {CALLS: (True, True), HEADER: (False, True), NONE: (False, False)}[state.level]
+            found[(kind, name, model)] = state.level
+    assert found == {
+        ("group", "analysts", "llm/coder"): CALLS,  # partial is Degraded: its other model is not configured
+        ("group", "analysts", "llm/granite"): NONE,  # admitted, but owns no subscription to granite
+        ("group", "engineers", "llm/coder"): CALLS,
+        ("group", "engineers", "llm/granite"): HEADER,
+        ("group", "interns", "llm/granite"): NONE,  # owns a subscription, but no auth policy admits it
+        ("user", "carol", "llm/coder"): NONE,  # admitted, but owns no subscription to coder
+        ("user", "carol", "llm/granite"): CALLS,
+    }
 
 
 def test_exit_code_is_1_when_anything_changes_and_0_when_nothing_does(rate_change):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from maas.config import raw_from_stack_file
 from maas.tools import cel, explaining
 from maas.tools.cli import main
 from maas.tools.explaining import maasapi
@@ -258,7 +259,9 @@ def test_the_explanation_is_deterministic(selection):
 # ------------------------------------------------------------------------------------------- maas-api selection
 
 
-def live(name: str, phase: str, limits_ready: bool | None = None, identity: str = "short") -> maasapi.LiveSubscription:
+def live(
+    name: str, phase: str, limits_ready: bool | None = None, identity: str = "short", assumed: str = ""
+) -> maasapi.LiveSubscription:
     body = {
         "kind": "MaaSSubscription",
         "metadata": {
@@ -274,12 +277,16 @@ def live(name: str, phase: str, limits_ready: bool | None = None, identity: str 
     status = {"phase": phase}
     if limits_ready is not None:
         status["tokenRateLimitStatuses"] = [{"model": "m", "ready": limits_ready}]
-    return maasapi.LiveSubscription(body, status)
+    return maasapi.LiveSubscription(body, status, assumed) if assumed else maasapi.LiveSubscription(body, status)
+
+
+def selection_of(*subscriptions: maasapi.LiveSubscription, requested: str = "") -> maasapi.Selection:
+    request = {"groups": ["g"], "username": "u", "requestedSubscription": requested, "requestedModel": "llm/m"}
+    return maasapi.select(request, subscriptions, [], maasapi.ModelIndex(frozenset({"llm/m"})))
 
 
 def select(*subscriptions: maasapi.LiveSubscription, requested: str = "") -> dict:
-    request = {"groups": ["g"], "username": "u", "requestedSubscription": requested, "requestedModel": "llm/m"}
-    return maasapi.select(request, subscriptions, [], maasapi.ModelIndex(frozenset({"llm/m"}))).answer
+    return selection_of(*subscriptions, requested=requested).answer
 
 
 @pytest.mark.parametrize("phase", ["Pending", "Failed", ""])
@@ -294,6 +301,26 @@ def test_inference_needs_an_active_or_degraded_subscription(phase):
 def test_a_degraded_subscription_needs_a_ready_limit_status_for_the_model(ready, usable):
     answer = select(live("s", "Degraded", ready))
     assert ("error" not in answer) is usable
+
+
+@pytest.mark.parametrize(("phase", "usable"), [("Active", True), ("Failed", False)])
+def test_an_answer_that_rests_on_an_assumed_phase_names_it(phase, usable):
+    """A phase nobody wrote or observed (coexist, nothing observed): maas-api's answer is the one that phase gives,
+    and the selection says which assumption it rests on, whether it admits or refuses."""
+    why = "the maas-controller owns it in coexist; not observed"
+    selection = selection_of(live("s", phase, assumed=why))
+    assert ("error" not in selection.answer) is usable
+    assert selection.assumed == [f"{NS}/s is {phase}: {why}"]
+    assert f"{phase} (assumed: {why})" in selection.reasons[-1]
+
+
+def test_an_answer_that_does_not_read_the_phase_rests_on_no_assumption():
+    """Ownership is decided before the phase is read: a caller who owns nothing is refused whatever the phase."""
+    subscription = live("s", "Active", assumed="not observed")
+    request = {"groups": ["other"], "username": "u", "requestedSubscription": "", "requestedModel": "llm/m"}
+    selection = maasapi.select(request, [subscription], [], maasapi.ModelIndex(frozenset({"llm/m"})))
+    assert (selection.answer["error"], selection.assumed) == ("not_found", [])
+    assert selection_of(live("s", "Active")).assumed == []
 
 
 def test_rate_limit_id_only_for_a_short_subscription():
@@ -380,3 +407,24 @@ def test_a_name_outside_the_stacks_scope_exits_2_naming_the_scope(capsys, tmp_pa
         status, out, err = run(capsys, *args, "--config-file", str(scoped))
         assert (status, out) == (2, ""), err
         assert "outside this stack's maas:platform.scope 'tenant:research'" in err
+
+
+def test_with_render_yaml_to_directory_the_phase_is_assumed_and_says_nobody_writes_it():
+    """`renderYamlToDirectory` writes no status and no controller runs: the phase is assumed, and says why; an
+    answer that does not read it (two owned subscriptions) is not marked."""
+    from maas.observe import Observed
+    from maas.tools.explaining.world import world_of
+
+    raw, _ = raw_from_stack_file(DEV)
+    platform = {**raw.get("platform", {}), "kubernetes": {"renderYamlToDirectory": "out"}}
+    world = world_of({**raw, "platform": platform}, "dev", Observed.nothing())
+    assert world.statuses == {}
+    published = world.published(world.object("MaaSSubscription", f"{NS}/premium"))
+    assert (published.phase, published.assumed) == (
+        "Active",
+        "the program writes no status with renderYamlToDirectory; not observed",
+    )
+    report = explain_caller(world, "alice", ["premium-users"], "llm/llama-3-8b", None)
+    (decision,) = [line for line in report.lines if "decision" in line]
+    assert decision.startswith("  decision: DENIED by ") and "multiple_subscriptions" in decision
+    assert not any("assumes:" in line for line in report.lines)

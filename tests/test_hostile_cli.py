@@ -105,7 +105,7 @@ def test_hostile_validate_configmap_over_1_mib_is_a_problem_as_the_api_server_re
     code, out, _ = run(capsys, "validate", str(path))
     assert code == 1
     assert out.splitlines() == [
-        f"{path}:0 ConfigMap b/big: its data holds 1048577 bytes; the API server allows at most 1 MiB (1048576 bytes) "
+        f"{path}:1 ConfigMap b/big: its data holds 1048577 bytes; the API server allows at most 1 MiB (1048576 bytes) "
         "in a ConfigMap: split it, or keep the content outside the cluster"
     ]
     path.write_text(configmap("x" * (1024 * 1024)))

@@ -18,6 +18,7 @@ from maas.plan.policies.access import SUBSCRIPTION_RULE
 from maas.plan.policies.upstream_text import UPSTREAM_DEFAULT_DENY, UPSTREAM_MODEL_IDENTITY_AVAILABLE, as_written_here
 from maas.tools.cli import main
 from maas.tools.importer import NOTHING, CannotImportError, import_cluster
+from maas.tools.importing.adoption import NO_MANAGERS, FieldManager, field_managers
 from maas.tools.importing.import_file import engine_urn
 from maas.tools.render import render
 from tests.controller_cluster import (
@@ -591,7 +592,12 @@ def test_the_engine_leaves_the_root_stack_out_of_a_urn():
 # ------------------------------------------------------------------------------------------- the round trip
 
 
-PROGRAM_ANNOTATIONS = {"pulumi.com/skipAwait", "opendatahub.io/managed", "maas.opendatahub.io/handed-over-by-pulumi"}
+PROGRAM_ANNOTATIONS = {
+    "pulumi.com/skipAwait",
+    "pulumi.com/patchForce",
+    "opendatahub.io/managed",
+    "maas.opendatahub.io/handed-over-by-pulumi",
+}
 
 
 def comparable(body: dict) -> dict:
@@ -631,6 +637,111 @@ def test_round_trip_after_the_controller_is_gone(imported):
     assert [w for w in rendering.warnings if "reset" in w] == []
 
 
+# ------------------------------------------------------------------------- what adoption brings along
+
+
+STEP_4 = 'once the controller is stopped (README, "Migrating from maas-controller", step 4)'
+
+
+@pytest.fixture(scope="module")
+def imported_with_managers():
+    return import_cluster(controller_cluster(), managers=field_managers(controller_objects()))
+
+
+def test_each_adopted_object_another_object_owns_is_named_with_the_command_that_frees_it(imported):
+    owned = [line for line in imported.adoption if " is owned by " in line]
+    assert (
+        "TokenRateLimitPolicy llm/maas-trlp-granite-7b is owned by HTTPRoute granite-7b-instruct-kserve-route "
+        "(controller): Kubernetes deletes it when that owner goes, while Pulumi's state still holds it; Pulumi "
+        f"neither sends nor removes ownerReferences, so {STEP_4} remove them: kubectl patch "
+        "tokenratelimitpolicies.kuadrant.io maas-trlp-granite-7b -n llm --type=json -p "
+        """'[{"op":"remove","path":"/metadata/ownerReferences"}]'"""
+    ) in owned
+    subjects = sorted(line.partition(" is owned by ")[0] for line in owned)
+    assert (
+        subjects
+        == [
+            "AuthPolicy openshift-ingress/redteam-gateway-maas-auth",  # a tenant gateway's policy; the default gateway's is not
+            "ClusterRoleBinding maas-api",
+            "Deployment odh-ai-gateway-infra/maas-api",
+            "Service odh-ai-gateway-infra/maas-api",
+            "Service openshift-ingress/payload-processing",
+            "TokenRateLimitPolicy external-models/maas-trlp-gpt-4o",
+            "TokenRateLimitPolicy llm/maas-trlp-granite-7b",
+            "TokenRateLimitPolicy llm/maas-trlp-llama-3-8b",
+            "TokenRateLimitPolicy redteam-models/maas-trlp-local-vllm",
+            "TokenRateLimitPolicy redteam-models/maas-trlp-qwen-coder",
+        ]
+    )
+    assert any("ClusterRoleBinding maas-api is owned by Config default (controller)" in line for line in owned)
+    assert "kubectl patch clusterrolebindings.rbac.authorization.k8s.io maas-api --type=json" in "\n".join(owned)
+
+
+def test_the_controllers_finalizers_on_adopted_custom_resources_are_named_with_the_patch_command(imported):
+    finalized = [line for line in imported.adoption if "finalizer" in line]
+    assert (
+        "MaaSSubscription models-as-a-service/premium carries the maas-controller's finalizer "
+        "maas.opendatahub.io/subscription-cleanup, which nothing removes once the controller is stopped: deleting "
+        "the object then holds the up for 10 minutes and fails it (pulumi-kubernetes awaits a custom resource's "
+        f"deletion); {STEP_4}: kubectl patch "
+        "maassubscriptions.maas.opendatahub.io premium -n models-as-a-service --type=merge -p "
+        """'{"metadata":{"finalizers":null}}'"""
+    ) in finalized
+    kinds = sorted({line.split()[0] for line in finalized})
+    assert kinds == ["MaaSAuthPolicy", "MaaSModelRef", "MaaSSubscription"]  # not the built-in Namespaces' finalizers
+    assert len(finalized) == 4 + 5 + 6
+
+
+def test_foreign_field_managers_of_adopted_objects_are_named_once_each_with_what_to_do(imported_with_managers):
+    lines = [line for line in imported_with_managers.adoption if line.startswith("field manager ")]
+    named = [line.partition(" also owns")[0] for line in lines]
+    assert named == [
+        "field manager kube-controller-manager (Update)",
+        "field manager kubectl-client-side-apply (Update)",
+        "field manager maas-controller (Apply)",
+        "field manager manager (Update)",
+    ]
+    (applied,) = [line for line in lines if "maas-controller (Apply)" in line]
+    assert "Service odh-ai-gateway-infra/maas-api" in applied and "TokenRateLimitPolicy" not in applied
+    assert applied.endswith(
+        f"{STEP_4} and after the first up, have it give them up: kubectl apply --server-side "
+        "--field-manager=maas-controller with a manifest of only each object's apiVersion, kind and name"
+    )
+    (cluster,) = [line for line in lines if "kube-controller-manager" in line]
+    assert cluster.endswith(
+        "it is another writer (a cluster component, an operator): the fields are its own, leave them"
+    )
+    assert NO_MANAGERS not in imported_with_managers.adoption
+
+
+def test_without_managed_fields_the_import_says_the_field_managers_are_not_known(imported):
+    assert imported.adoption[-1] == NO_MANAGERS
+
+
+def test_pulumis_own_managers_taken_over_ones_and_status_writers_are_not_foreign():
+    entries = [
+        {"manager": "pulumi-kubernetes-1a2b3c4d", "operation": "Apply"},
+        {"manager": "pulumi-kubernetes", "operation": "Update"},
+        {"manager": "maas-pulumi-status", "operation": "Apply", "subresource": "status"},
+        {"manager": "kubectl", "operation": "Update"},
+        {"manager": "before-first-apply", "operation": "Update"},
+        {"manager": "kuadrant-operator", "operation": "Update", "subresource": "status"},
+        {"manager": "kubectl", "operation": "Apply"},
+        {"manager": "maas-controller", "operation": "Apply"},
+        {"manager": "manager", "operation": "Update"},
+    ]
+    policy = obj("kuadrant.io/v1", "AuthPolicy", "p", "llm", managers=[], spec={})
+    policy["metadata"]["managedFields"] = entries
+    assert field_managers([policy]) == {
+        ObjectRef("AuthPolicy", "llm", "p"): (
+            FieldManager("maas-controller", "Apply"),
+            FieldManager("manager", "Update"),
+        )
+    }
+    policy["metadata"].pop("managedFields")
+    assert field_managers([policy]) is None  # trimmed: not known, which is not "none"
+
+
 # -------------------------------------------------------------------------------------------------- the CLI
 
 
@@ -649,6 +760,8 @@ def test_cli_with_observed_prints_the_stack_file_writes_the_import_file_and_repo
     assert written["nameTable"]["kubernetes"] == "urn:pulumi:prod::maas::pulumi:providers:kubernetes::kubernetes"
     lines = err.splitlines()
     assert any(line.startswith("not expressed: ") and NOT_FETCHED in line for line in lines)
+    assert f"adopting: {NO_MANAGERS}" in lines  # this program's snapshots keep no managedFields
+    assert any(line.startswith("adopting: Service odh-ai-gateway-infra/maas-api is owned by Config") for line in lines)
     assert "imported 2 tenants, 5 models, 4 authPolicies and 6 subscriptions (3 pinned to legacy)" in err
     assert lines[-1].startswith(
         "next: review the configuration; pulumi up --target 'urn:pulumi:prod::maas::pulumi:providers:kubernetes::"
@@ -697,6 +810,18 @@ def test_cli_with_context_reads_the_cluster_twice_and_saves_what_it_read(tmp_pat
     assert observed.lookup("Deployment", "odh-ai-gateway-infra", "maas-api").state == "present"
     assert observed.lookup("Gateway", "openshift-ingress", "redteam-gateway").state == "present"
     assert NOT_FETCHED not in err  # every owned object was asked for by name
+    assert "adopting: field manager maas-controller (Apply) also owns fields of " in err  # as read, untrimmed
+    assert NO_MANAGERS not in err
+
+
+def test_cli_with_a_kubectl_list_names_the_field_managers_it_holds(tmp_path, capsys):
+    listing = tmp_path / "kubectl-get.yaml"
+    listing.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": controller_objects()}))
+    code = main(["import", "--observed", str(listing), "--import-file", str(tmp_path / "import.json")])
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    assert "adopting: field manager manager (Update) also owns fields of " in err
+    assert NO_MANAGERS not in err
 
 
 # ----------------------------------------------------------------------------------------------- hostile input

@@ -74,6 +74,9 @@ def test_managed_objects_have_no_special_options_except_namespace_and_plugins(de
             assert registration.retain_on_delete is True
         elif kind == "ConfigMap":
             assert registration.ignore_changes == ("data",)
+        elif kind == "Service":  # the API server's allocated IPs (maas/plan/server_fields.py)
+            expected = (False, ("spec.clusterIP", "spec.clusterIPs"))
+            assert (registration.retain_on_delete, registration.ignore_changes) == expected, name
         else:
             assert (registration.retain_on_delete, registration.ignore_changes) == (False, ()), (kind, name)
 
@@ -121,11 +124,16 @@ def test_custom_resources_are_not_awaited_by_default(dev_rendering):
             assert SKIP_AWAIT not in annotations, (body["kind"], body["metadata"]["name"])
 
 
-def test_await_custom_resources_drops_the_annotation(dev_raw):
+def test_await_custom_resources_trades_the_annotation_for_a_condition_where_there_is_one(dev_raw):
+    """Without `pulumi.com/waitFor` the provider awaits no custom resource (tests/test_engine_options.py): kinds
+    with a condition to await carry it instead of skipAwait; the others keep skipAwait (maas/plan/readiness.py)."""
     dev_raw["platform"]["awaitCustomResources"] = True
     objects = render(dev_raw).objects()
+    awaited = [o for o in objects if "pulumi.com/waitFor" in o["metadata"].get("annotations", {})]
+    assert {"AuthPolicy", "TokenRateLimitPolicy", "HTTPRoute"} <= {o["kind"] for o in awaited}
+    assert not [o for o in awaited if SKIP_AWAIT in o["metadata"]["annotations"]]
     skipped = [o for o in objects if SKIP_AWAIT in o["metadata"].get("annotations", {})]
-    assert skipped and all(awaited_by_the_status_writer(o) for o in skipped)
+    assert all(awaited_by_the_status_writer(o) or is_custom_resource(o["apiVersion"]) for o in skipped)
 
 
 def test_coexist_marks_every_platform_object_for_the_controller(dev_raw):

@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-import argparse
+import warnings
 from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler
 
 import pytest
 import yaml
 
 from maas.observe import Cluster, parse_snapshot
-from maas.observe.command import add_observe_parser
-from maas.tools.cli import stack_file
+from maas.tools.cli import main
 from tests.conftest import DEV_STACK
 from tests.fake_kube import FakeKube, all_crds, dev_cluster_objects
+from tests.test_observe_reader import certificate, insecure_kubeconfig, kubeconfig_for, web_server
+
+__all__ = ["certificate"]  # a fixture of the reader's tests, used here too
 
 
 def observe(*argv: str) -> int:
-    parser = argparse.ArgumentParser()
-    add_observe_parser(parser.add_subparsers(required=True), stack_file)
-    args = parser.parse_args(["observe", *argv])
-    return args.command(args)
+    return main(["observe", *argv])
 
 
 @pytest.fixture
@@ -102,3 +102,47 @@ def test_invalid_configuration_exits_2_with_its_errors(tmp_path, capsys):
 def test_a_missing_stack_file_exits_2(capsys):
     assert observe("--stack", "no-such-stack") == 2
     assert "Pulumi.no-such-stack.yaml not found; pass --stack NAME or --config-file PATH" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------ issue 20, as a user meets it
+
+
+def test_observe_of_a_web_server_answering_404_to_everything_exits_2_instead_of_an_empty_cluster(tmp_path, capsys):
+    """`python -m http.server` in an empty folder, given as the cluster: the old run printed a snapshot in which
+    nothing is installed, `observed 0 objects`, exit 0."""
+    with web_server(SimpleHTTPRequestHandler, directory=str(tmp_path)) as (url, paths):
+        code = observe("--stack", "dev", "--kubeconfig", kubeconfig_for(url), "--context", "web")
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        f"error: cannot observe the cluster {url} (context web): the endpoint does not answer as a Kubernetes API "
+        "server (GET /version: HTTP 404 File not found; GET /api: HTTP 404 File not found)"
+    )
+    assert err.count("\n") == 1 and paths == ["/version", "/api"]
+
+
+def test_observe_over_insecure_skip_tls_verify_prints_one_warning(certificate, capsys):
+    """The old run printed urllib3's InsecureRequestWarning once per request (23 in the issue, 40 here)."""
+    kube = FakeKube(dev_cluster_objects() + all_crds()).serve_tls(*certificate)
+    with kube, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert observe("--stack", "dev", "--kubeconfig", insecure_kubeconfig(kube)) == 0
+    out, err = capsys.readouterr()
+    assert parse_snapshot(out).cluster == Cluster(kube.url, "maas-dev") and len(kube.requests) > 20
+    assert caught == []
+    assert err.splitlines() == [
+        f"warning: the connection to {kube.url} does not verify the API server's certificate "
+        "(insecure-skip-tls-verify in the kubeconfig): anyone on the path could answer in its place; give the "
+        "cluster's CA (certificate-authority-data) instead",
+        f"observed {len(parse_snapshot(out).objects)} objects from {kube.url}",
+    ]
+
+
+def test_observe_with_an_unknown_context_lists_the_contexts_there_are(kubeconfig, capsys):
+    assert observe("--kubeconfig", kubeconfig, "--context", "prod") == 2
+    assert capsys.readouterr().err == (
+        "error: cannot observe the cluster: invalid kubeconfig: the kubeconfig has no context 'prod'; its contexts "
+        "are 'maas-dev', 'elsewhere' (current-context 'elsewhere'); check platform.kubernetes.kubeconfig and "
+        "platform.kubernetes.context (--kubeconfig/--context for `python -m maas observe`), or set platform.observe: "
+        "false to plan from the configuration alone\n"
+    )

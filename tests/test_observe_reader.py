@@ -4,14 +4,30 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
+import subprocess
+import threading
 import time
+import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 import yaml
 
 from maas.crdschema import validate_all
-from maas.observe import Cluster, ObjectRef, ObservationError, ObservationRequest, Scope, what_to_observe
+from maas.observe import (
+    Cluster,
+    ObjectRef,
+    ObservationError,
+    ObservationRequest,
+    Scope,
+    kubeconfig,
+    reader,
+    what_to_observe,
+)
 from maas.observe.reader import METADATA_ONLY, connect, read_cluster
 from maas.observe.snapshot import thawed
 from tests.fake_kube import FakeKube, all_crds, crd, dev_cluster_objects, kserve_route
@@ -154,10 +170,10 @@ def test_rejected_credentials_are_an_error_naming_the_cluster_and_the_fix(kube):
     with pytest.raises(ObservationError) as caught:
         read_cluster(ONE_GET, kubeconfig=kube.kubeconfig(token="expired"), context="maas-dev")
     assert str(caught.value).startswith(
-        f"cannot observe the cluster {kube.url} (context maas-dev): HTTP 401 Unauthorized reading "
-        "/api/v1/namespaces/odh-ai-gateway-infra/secrets/maas-db-config: Unauthorized; the API server rejected the "
-        "credentials: log in again"
+        f"cannot observe the cluster {kube.url} (context maas-dev): HTTP 401 Unauthorized reading /version: "
+        "Unauthorized; the API server rejected the credentials: log in again"
     )
+    assert kube.requests == []  # the first request, the API server check, already failed
 
 
 def test_a_forbidden_read_says_what_to_grant(kube):
@@ -212,9 +228,199 @@ def test_a_kubeconfig_given_as_contents_works_like_a_file(kube):
     assert observed.cluster == Cluster(kube.url, "maas-dev")
 
 
-def test_a_context_the_kubeconfig_lacks_is_an_error(kube):
-    with pytest.raises(ObservationError, match=r"invalid kubeconfig: .*name prod in kube-config/contexts"):
+def test_a_context_the_kubeconfig_lacks_is_an_error_listing_the_contexts_it_has(kube):
+    """Issue 20: the client only said "Expected object with name prod in kube-config/contexts list"."""
+    with pytest.raises(ObservationError) as caught:
         read_cluster(ONE_GET, kubeconfig=kube.kubeconfig(), context="prod")
+    assert str(caught.value).startswith(
+        "cannot observe the cluster: invalid kubeconfig: the kubeconfig has no context 'prod'; its contexts are "
+        "'maas-dev', 'elsewhere' (current-context 'elsewhere'); check platform.kubernetes.kubeconfig and "
+        "platform.kubernetes.context"
+    )
+    assert "kube-config/contexts" not in str(caught.value)
+
+
+def test_a_context_missing_from_merged_kubeconfig_files_lists_the_contexts_of_all_of_them(kube, tmp_path, monkeypatch):
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.write_text(kube.kubeconfig(current="maas-dev"))
+    other = yaml.safe_load(kube.kubeconfig())
+    other["contexts"] = [{"name": "staging", "context": {"cluster": "local", "user": "me"}}]
+    second.write_text(yaml.safe_dump(other))
+    with pytest.raises(
+        ObservationError, match=r"no context 'prod'; its contexts are 'maas-dev', 'elsewhere', 'staging' "
+    ):
+        monkeypatch.setenv("KUBECONFIG", f"{first}:{second}")
+        read_cluster(ONE_GET, context="prod")
+
+
+@pytest.mark.parametrize(
+    ("current", "problem"),
+    [
+        (None, "the kubeconfig sets no current-context and no context was given; its contexts are 'maas-dev', "),
+        ("gone", "the kubeconfig's current-context 'gone' is none of its contexts; its contexts are 'maas-dev', "),
+    ],
+)
+def test_without_a_context_a_current_context_that_is_no_context_lists_the_contexts(kube, current, problem):
+    kubeconfig = yaml.safe_load(kube.kubeconfig())
+    kubeconfig.pop("current-context")
+    if current is not None:
+        kubeconfig["current-context"] = current
+    with pytest.raises(ObservationError, match=f"^cannot observe the cluster: invalid kubeconfig: {problem}"):
+        read_cluster(ONE_GET, kubeconfig=yaml.safe_dump(kubeconfig))
+
+
+# ------------------------------------------------------------------ is it a Kubernetes API server at all?
+
+
+@contextmanager
+def web_server(handler: type[BaseHTTPRequestHandler], **options: Any) -> Iterator[tuple[str, list[str]]]:
+    """A local HTTP server that is no API server; yields its URL and the paths it was asked for."""
+    paths: list[str] = []
+
+    class Recording(handler):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args, **options)
+
+        def log_request(self, *args: object) -> None:  # once per answer
+            paths.append(self.path)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with ThreadingHTTPServer(("127.0.0.1", 0), Recording) as httpd:
+        threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True).start()
+        try:
+            yield f"http://127.0.0.1:{httpd.server_address[1]}", paths
+        finally:
+            httpd.shutdown()
+
+
+CONSOLE_PAGE = b"<html><body>OpenShift console</body></html>"
+
+
+class ConsolePage(BaseHTTPRequestHandler):
+    """A web console behind the URL: 200 and an HTML page for every path."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(CONSOLE_PAGE)))
+        self.end_headers()
+        self.wfile.write(CONSOLE_PAGE)
+
+
+def kubeconfig_for(server: str, **cluster: object) -> str:
+    cluster_entry = {"server": server, **cluster}
+    return yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": "web",
+            "clusters": [{"name": "web", "cluster": cluster_entry}],
+            "users": [{"name": "me", "user": {"token": "good-token"}}],
+            "contexts": [{"name": "web", "context": {"cluster": "web", "user": "me"}}],
+        }
+    )
+
+
+def test_a_web_server_answering_404_to_everything_is_not_a_cluster_with_nothing_installed(dev_config, tmp_path):
+    """Issue 20: `python -m http.server` in an empty folder was observed as a cluster without any CRD (exit 0)."""
+    with (
+        web_server(SimpleHTTPRequestHandler, directory=str(tmp_path)) as (url, paths),
+        pytest.raises(ObservationError) as caught,
+    ):
+        read_cluster(what_to_observe(dev_config), kubeconfig=kubeconfig_for(url))
+    assert str(caught.value).startswith(
+        f"cannot observe the cluster {url} (context web): the endpoint does not answer as a Kubernetes API server "
+        "(GET /version: HTTP 404 File not found; GET /api: HTTP 404 File not found), so nothing can be read from it: "
+        "check that the kubeconfig's cluster server is the API server's URL (`kubectl cluster-info` prints it)"
+    )
+    assert paths == ["/version", "/api"]  # asked before anything else, and nothing else
+
+
+def test_a_web_page_answering_200_to_everything_is_not_an_api_server_either(dev_config):
+    with web_server(ConsolePage) as (url, paths), pytest.raises(ObservationError) as caught:
+        read_cluster(what_to_observe(dev_config), kubeconfig=kubeconfig_for(url))
+    assert (
+        f"(GET /version: HTTP 200 OK with {len(CONSOLE_PAGE)} bytes that are not JSON; GET /api: HTTP 200 OK with "
+        f"{len(CONSOLE_PAGE)} bytes that are not JSON)"
+    ) in str(caught.value)
+    assert paths == ["/version", "/api"]
+
+
+def test_the_api_server_is_recognised_by_version_and_else_by_discovery(kube):
+    read(kube, ONE_GET)
+    assert [r.path for r in kube.discovery_requests] == ["/version"]
+    kube.discovery_requests.clear()
+    kube.version = None  # /version not open to this identity: the discovery document says it is an API server
+    assert read(kube, ONE_GET).get("Secret", SECRET.namespace, SECRET.name) is not None
+    assert [r.path for r in kube.discovery_requests] == ["/version", "/api"]
+    assert {r.authorization for r in kube.discovery_requests} == {"Bearer good-token"}
+
+
+def test_the_in_cluster_paths_are_the_clients(tmp_path):
+    from kubernetes.config import incluster_config
+
+    assert reader.SERVICE_TOKEN_FILENAME == incluster_config.SERVICE_TOKEN_FILENAME
+    assert reader.SERVICE_CERT_FILENAME == incluster_config.SERVICE_CERT_FILENAME
+    assert kubeconfig.SERVICE_HOST_ENV_NAME == incluster_config.SERVICE_HOST_ENV_NAME
+
+
+# ---------------------------------------------------------------------------- insecure-skip-tls-verify
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory) -> tuple[str, str]:
+    """A self-signed certificate for 127.0.0.1, made with openssl."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"),
+            *("-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1"),
+            *("-addext", "subjectAltName=IP:127.0.0.1"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return str(cert), str(key)
+
+
+def insecure_kubeconfig(kube: FakeKube) -> str:
+    contents = yaml.safe_load(kube.kubeconfig(current="maas-dev"))
+    contents["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
+    return yaml.safe_dump(contents)
+
+
+def test_an_insecure_connection_is_one_warning_not_one_per_request(certificate, dev_config, capsys):
+    """Issue 20: urllib3 warned on each of the 23 requests of the dev stack's observation."""
+    kube = FakeKube(dev_cluster_objects() + all_crds()).serve_tls(*certificate)
+    with kube, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        read_cluster(what_to_observe(dev_config), kubeconfig=insecure_kubeconfig(kube))
+        read_cluster(ONE_GET, kubeconfig=insecure_kubeconfig(kube))  # a second read, as `import` makes
+    assert kube.url.startswith("https://") and len(kube.requests) > 20
+    assert [str(w.message) for w in caught] == []
+    assert capsys.readouterr().err == (
+        f"warning: the connection to {kube.url} does not verify the API server's certificate "
+        "(insecure-skip-tls-verify in the kubeconfig): anyone on the path could answer in its place; give the "
+        "cluster's CA (certificate-authority-data) instead\n"
+    )
+
+
+def test_a_verified_connection_warns_nothing(certificate, capsys):
+    with FakeKube(dev_cluster_objects()).serve_tls(*certificate) as kube:
+        contents = yaml.safe_load(kube.kubeconfig(current="maas-dev"))
+        contents["clusters"][0]["cluster"]["certificate-authority-data"] = base64.b64encode(
+            open(certificate[0], "rb").read()  # noqa: SIM115
+        ).decode()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            observed = read_cluster(ONE_GET, kubeconfig=yaml.safe_dump(contents))
+    assert observed.get("Secret", SECRET.namespace, SECRET.name) is not None
+    assert caught == [] and capsys.readouterr().err == ""
 
 
 def kubeconfig_error(value: str) -> str:

@@ -36,21 +36,32 @@ def test_providers_come_from_platform_kubernetes(dev_rendering):
     assert providers["kubernetes-adopt"].inputs["upsertExistingObjects"] == "true"
 
 
-def test_only_objects_that_may_preexist_are_adopted(dev_rendering):
+PREEXISTING = {
+    ("Namespace", "models-as-a-service"),
+    ("Namespace", "ai-tenant-redteam"),
+    ("Namespace", "odh-ai-gateway-infra"),
+    ("ConfigMap", "odh-ai-gateway-infra/openshift-service-ca.crt"),
+}
+# Written through the upserting provider so that their create is a PATCH naming them (`plan/adoption.py`: the
+# Kubernetes escalate check sees no name on a POST), not because they may pre-exist.
+NAMED_WRITES = {
+    ("ClusterRole", "maas-api"),
+    ("ClusterRole", "maas-api-supplemental"),
+    ("ClusterRole", "payload-processing-reader"),
+    ("ClusterRole", "payload-processing-credentials"),
+}
+
+
+def test_only_objects_that_may_preexist_or_need_a_named_write_are_adopted(dev_rendering):
     """Namespaces (the infra namespace holds the operator-provided maas-db-config Secret) and OpenShift's CA
-    ConfigMap may exist before the first `up`; nothing else is taken over."""
+    ConfigMap may exist before the first `up`, and are kept when deleted; nothing else is taken over."""
     adopt = by_name(dev_rendering, "pulumi:providers:kubernetes")["kubernetes-adopt"]
     adopted = {
         (r.inputs["kind"], r.name) for r in dev_rendering.registrations if r.provider.startswith(adopt.urn + "::")
     }
-    assert adopted == {
-        ("Namespace", "models-as-a-service"),
-        ("Namespace", "ai-tenant-redteam"),
-        ("Namespace", "odh-ai-gateway-infra"),
-        ("ConfigMap", "odh-ai-gateway-infra/openshift-service-ca.crt"),
-    }
+    assert adopted == PREEXISTING | NAMED_WRITES
     for registration in dev_rendering.registrations:
-        if (registration.inputs.get("kind"), registration.name) in adopted:
+        if (registration.inputs.get("kind"), registration.name) in PREEXISTING:
             assert registration.retain_on_delete is True
 
 
@@ -121,22 +132,30 @@ def test_invalid_configuration_registers_nothing(dev_raw):
     assert monitor.registrations == []
 
 
-def test_configuration_errors_reach_pulumi_as_one_clean_run_error(dev_raw, monkeypatch):
-    """Inside `pulumi preview` a RunError is printed as its message alone: no traceback, no program source."""
+def logged_errors(monkeypatch) -> list[str]:
+    errors: list[str] = []
+    monkeypatch.setattr(pulumi.log, "error", lambda message, *args, **kwargs: errors.append(message))
+    return errors
+
+
+def test_configuration_errors_reach_pulumi_as_one_logged_list_and_the_already_reported_exit(dev_raw, monkeypatch):
+    """Inside `pulumi preview` the list is logged once as an error and the program exits 32, which the language
+    host answers with a bail: no traceback, no program source, no "an unhandled error occurred" line after it."""
     from maas.deploy import program
 
     dev_raw["subscriptions"][0]["modelRefs"][0]["tokenRateLimits"][0]["window"] = "1d"
     dev_raw["platform"]["flavor"] = "aws"
     monkeypatch.setattr(program, "raw_from_pulumi", lambda: dev_raw)
-    with pytest.raises(pulumi.RunError) as caught:
+    errors = logged_errors(monkeypatch)
+    with pytest.raises(SystemExit) as caught:
         program.main()
-    message = str(caught.value)
+    assert caught.value.code == 32 and caught.value.__cause__ is None and caught.value.__suppress_context__
+    [message] = errors
     assert message.startswith("invalid MaaS configuration (2 problem(s)); nothing was registered:\n")
     assert "maas:platform.flavor: 'aws' is not allowed" in message and "'1d' is not a valid window" in message
-    assert caught.value.__cause__ is None and caught.value.__suppress_context__
 
 
-def test_an_unreachable_cluster_reaches_pulumi_as_one_clean_run_error(dev_raw, monkeypatch):
+def test_an_unreachable_cluster_reaches_pulumi_as_one_logged_error_and_the_already_reported_exit(dev_raw, monkeypatch):
     """`pulumi preview` reads the cluster of `platform.kubernetes`; nothing listens on port 9 here."""
     from maas.deploy import program
 
@@ -153,9 +172,11 @@ def test_an_unreachable_cluster_reaches_pulumi_as_one_clean_run_error(dev_raw, m
         )
     }
     monkeypatch.setattr(program, "raw_from_pulumi", lambda: dev_raw)
-    with pytest.raises(pulumi.RunError) as caught:
+    errors = logged_errors(monkeypatch)
+    with pytest.raises(SystemExit) as caught:
         program.main()
-    assert "http://127.0.0.1:9" in str(caught.value) and "Traceback" not in str(caught.value)
+    [message] = errors
+    assert caught.value.code == 32 and "http://127.0.0.1:9" in message and "Traceback" not in message
 
 
 def test_unmanaged_policy_is_kept_but_never_changed_or_deleted(dev_raw):
@@ -207,10 +228,31 @@ def test_missing_model_warning_reaches_the_engine(dev_raw):
     assert any("model llm/ghost is not in maas:models" in w for w in warnings)
 
 
-def test_render_yaml_to_directory_reaches_the_provider(dev_raw):
-    dev_raw["platform"]["kubernetes"]["renderYamlToDirectory"] = "out/manifests"
-    for provider in by_name(render(dev_raw), "pulumi:providers:kubernetes").values():
+def test_render_yaml_to_directory_reaches_the_provider_alone(dev_raw, monkeypatch):
+    """A stack that renders names no cluster: pulumi-kubernetes' CheckConfig refuses `context` and `kubeconfig`
+    with `renderYamlToDirectory`, so the provider gets neither (and the SDK's $KUBECONFIG default is unset here)."""
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    dev_raw["platform"]["kubernetes"] = {"renderYamlToDirectory": "out/manifests"}
+    rendering = render(dev_raw)
+    for provider in by_name(rendering, "pulumi:providers:kubernetes").values():
         assert provider.inputs["renderYamlToDirectory"] == "out/manifests"
+        assert not {"context", "kubeconfig", "cluster", "clusterIdentifier"} & set(provider.inputs)
+    assert any(w.startswith("maas:platform.kubernetes.renderYamlToDirectory is set: ") for w in rendering.warnings)
+
+
+def test_render_yaml_to_directory_on_a_stack_that_names_its_cluster_is_refused(dev_raw):
+    """The dev stack names its cluster (`context`, `clusterIdentifier`): rendering it would fail the provider's
+    CheckConfig, or replace (or silently fork) a deployed stack's resources."""
+    dev_raw["platform"]["kubernetes"]["renderYamlToDirectory"] = "out/manifests"
+    monitor = RecordingMonitor()
+    with pytest.raises(ConfigError) as caught:
+        render(dev_raw, monitor=monitor)
+    assert [issue.path for issue in caught.value.issues] == [
+        "maas:platform.kubernetes.clusterIdentifier",
+        "maas:platform.kubernetes.context",
+    ]
+    assert all("or remove renderYamlToDirectory" in issue.message for issue in caught.value.issues)
+    assert monitor.registrations == []
 
 
 def test_urns_stay_what_earlier_states_recorded(dev_rendering):
@@ -282,7 +324,7 @@ PROJECT_OPTIONS_SCHEMA = {
 def test_seed_000_39_manual_edits_of_generated_policies_are_overwritten_because_every_run_refreshes():
     """Seed 000 (MaaSAuthPolicy reconciler): "Generated AuthPolicy changes (overwrite manual edits unless opted
     out)". Without a refresh Pulumi diffs against its own state and never sees a hand edit (a patched `when` of a
-    generated AuthPolicy passes `pulumi preview --expect-no-changes`); `refresh: always` reads every object back
+    generated AuthPolicy passes `pulumi preview --refresh --expect-no-changes`); `refresh: always` reads every object back
     first, so `pulumi up` puts the generated form back (opted-out objects are registered with ignore_changes)."""
     import jsonschema
 

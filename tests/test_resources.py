@@ -274,7 +274,7 @@ def test_coexist_publishes_the_crs_but_no_status(dev_raw):
 
 
 def test_render_to_directory_writes_no_status(dev_raw):
-    dev_raw["platform"]["kubernetes"]["renderYamlToDirectory"] = "out"
+    dev_raw["platform"]["kubernetes"] = {"renderYamlToDirectory": "out"}  # a stack of its own: no cluster named
     rendering = render(dev_raw)
     assert rendering.statuses() == [] and objects_of(rendering, "MaaSSubscription")
 

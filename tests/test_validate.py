@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import re
+from xml.etree import ElementTree
 
 import pytest
 import yaml
@@ -11,7 +13,7 @@ import yaml
 from maas.config import load_config, raw_from_stack_file
 from maas.observe import Observed
 from maas.plan.build import build_plan
-from maas.tools.cli import main
+from maas.tools.cli import main, stack_file
 from maas.tools.render import canonical, object_sort_key
 from tests.conftest import DEV_STACK, ROOT
 
@@ -164,24 +166,28 @@ def test_status_writes_of_render_status_are_noted_not_passed_as_objects(capsys, 
     path = tmp_path / "with-status.yaml"
     objects, writes = dev_rendering.objects(), dev_rendering.statuses()
     path.write_text(yaml.dump_all(objects + writes, Dumper=yaml.CSafeDumper))
+    first_write = [n for n, line in enumerate(path.read_text().splitlines(), 1) if line == "---"][len(objects) - 1] + 1
     code, out, err = validate(capsys, str(path))
     assert (code, out) == (0, [])
     assert err == [
-        f"note: {len(writes)} status write(s) (`render --status` documents, e.g. {path}:{len(objects)}) not checked: a "
+        f"note: {len(writes)} status write(s) (`render --status` documents, e.g. {path}:{first_write}) not checked: a "
         "status is judged on the object it is written to, so validate the stack instead (no FILE), which checks them",
         f"validated {len(objects)} object(s): no problem",
     ]
 
 
-def test_each_problem_names_file_document_object_and_path(capsys, tmp_path):
+def test_each_problem_names_file_line_object_and_path(capsys, tmp_path):
+    """Issue 20: the second document was `change.yaml:1` (its 0-based index, which reads as line 1); it starts on
+    line 6."""
     path = tmp_path / "change.yaml"
     path.write_text(f"{DAY_CONFIGMAP}---\n{BAD_TRLP}")
+    assert path.read_text().splitlines()[5] == "apiVersion: kuadrant.io/v1alpha1"
     code, out, _ = validate(capsys, str(path))
     assert code == 1
     assert out == [
-        f"{path}:1 TokenRateLimitPolicy llm/maas-trlp-granite-7b: spec.limits.tokens-10-per-1d.rates[0].window: "
+        f"{path}:6 TokenRateLimitPolicy llm/maas-trlp-granite-7b: spec.limits.tokens-10-per-1d.rates[0].window: "
         "'1d' does not match '^([0-9]{1,5}(h|m|s|ms)){1,4}$'",
-        f"{path}:1 TokenRateLimitPolicy llm/maas-trlp-granite-7b: spec.limitz: unknown field (the API server would "
+        f"{path}:6 TokenRateLimitPolicy llm/maas-trlp-granite-7b: spec.limitz: unknown field (the API server would "
         "silently prune it)",
     ]
 
@@ -192,14 +198,13 @@ def test_unquoted_dates_stay_text_as_kubectl_reads_them(capsys, tmp_path):
     assert validate(capsys, str(path))[:2] == (0, [])
 
 
-def test_list_items_are_labelled_by_index_and_an_unknown_kind_is_a_problem(capsys, tmp_path):
+def test_list_items_are_placed_at_their_line_and_an_unknown_kind_is_a_problem(capsys, tmp_path):
     path = tmp_path / "list.yaml"
     path.write_text(LIST_WITH_UNKNOWN_KIND)
     code, out, err = validate(capsys, str(path))
     assert code == 1
     assert out == [
-        f"{path}:0[1] Widget llm/w: <root>: no schema for example.com/v1/Widget (neither a CRD in {CRDS} nor a core "
-        "kind)"
+        f"{path}:5 Widget llm/w: <root>: no schema for example.com/v1/Widget (neither a CRD in {CRDS} nor a core kind)"
     ]
     assert err[-1] == "validated 2 object(s): 1 problem(s)"
 
@@ -208,7 +213,7 @@ def test_stdin_is_read_for_a_dash(capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO(BAD_TRLP))
     code, out, _ = validate(capsys, "-")
     assert code == 1
-    assert out[0].startswith("<stdin>:0 TokenRateLimitPolicy llm/maas-trlp-granite-7b: ")
+    assert out[0].startswith("<stdin>:1 TokenRateLimitPolicy llm/maas-trlp-granite-7b: ")
 
 
 @pytest.mark.parametrize(
@@ -219,8 +224,12 @@ def test_stdin_is_read_for_a_dash(capsys, monkeypatch):
             "{path}:2:1: invalid YAML: did not find expected node content (while parsing a flow node at line 2, "
             "column 1); fix the YAML syntax here",
         ),
-        ("--- just text\n", "{path}:0: not a Kubernetes object (a mapping with apiVersion and kind)"),
-        ("- 1\n- 2\n", "{path}:0[0]: not a Kubernetes object (a mapping with apiVersion and kind)"),
+        ("--- just text\n", "{path}:1: not a Kubernetes object (a mapping with apiVersion and kind)"),
+        ("- 1\n- 2\n", "{path}:1: not a Kubernetes object (a mapping with apiVersion and kind)"),
+        (
+            f"{DAY_CONFIGMAP}---\n\n# a comment\n- 1\n",
+            "{path}:8: not a Kubernetes object (a mapping with apiVersion and kind)",
+        ),
     ],
 )
 def test_unusable_file_exits_2_and_the_other_files_are_still_checked(capsys, tmp_path, text, message):
@@ -291,3 +300,174 @@ def test_a_stack_the_update_would_refuse_for_its_gateway_budget_is_invalid(capsy
     code, out, _ = validate(capsys, "--config-file", str(stack))
     assert code == 1
     assert any(line.startswith("maas:platform.gatewayBudget: gateway openshift-ingress/") for line in out), out
+
+
+# ------------------------------------------------------------------------------- places, and output for CI
+
+
+def test_objects_sharing_a_line_are_told_apart_by_column(capsys, tmp_path):
+    """A JSON array on one line (`render --format json | jq -c`): each object's line and column."""
+    path = tmp_path / "compact.json"
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "llm"}}
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    path.write_text(json.dumps([namespace, widget], separators=(",", ":")) + "\n")
+    column = path.read_text().index('{"apiVersion":"example.com') + 1
+    code, out, _ = validate(capsys, str(path))
+    assert code == 1
+    assert out == [
+        f"{path}:1:{column} Widget w: <root>: no schema for example.com/v1/Widget (neither a CRD in {CRDS} nor a core kind)"
+    ]
+
+
+def test_a_kubectl_list_file_places_each_item_on_its_line(capsys, tmp_path):
+    """`kubectl get -o yaml` of two TokenRateLimitPolicies, the second invalid: its `- apiVersion` line."""
+    trlp = yaml.safe_load(BAD_TRLP)
+    good = yaml.safe_load(BAD_TRLP.replace("  limitz: {}\n", "").replace("1d", "1h"))
+    text = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [good, trlp]}, sort_keys=False)
+    path = tmp_path / "list.yaml"
+    path.write_text(text)
+    second = [n for n, line in enumerate(text.splitlines(), 1) if line.startswith("- ")][1]
+    code, out, _ = validate(capsys, str(path))
+    assert code == 1
+    assert {line.split(" ", 1)[0] for line in out} == {f"{path}:{second}"}
+
+
+def validate_as(capsys, fmt: str, *args: str) -> tuple[int, str, list[str]]:
+    code = main(["validate", "--format", fmt, *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err.splitlines()
+
+
+def test_format_json_gives_file_line_object_and_message_of_each_problem(capsys, tmp_path):
+    path = tmp_path / "change.yaml"
+    path.write_text(f"{DAY_CONFIGMAP}---\n{BAD_TRLP}")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("- 1\n")
+    code, out, err = validate_as(capsys, "json", str(path), str(broken))
+    document = json.loads(out)
+    assert code == document["exitCode"] == 2
+    assert document["inputs"] == [str(path), str(broken)]
+    assert document["checked"] == 2
+    assert document["problems"][1] == {
+        "file": str(path),
+        "line": 6,
+        "object": "TokenRateLimitPolicy llm/maas-trlp-granite-7b",
+        "message": "TokenRateLimitPolicy llm/maas-trlp-granite-7b: spec.limitz: unknown field (the API server would "
+        "silently prune it)",
+    }
+    assert document["unusable"] == [f"{broken}:1: not a Kubernetes object (a mapping with apiVersion and kind)"]
+    assert err[-1] == "validated 2 object(s): 2 problem(s); 1 input(s) could not be used"  # stderr as for text
+
+
+def test_format_json_of_a_stack_names_the_configuration_entry(capsys, tmp_path):
+    dump = kuadrant_dump(tmp_path, cap_token_limits)
+    code, out, _ = validate_as(capsys, "json", "--crds", str(dump))
+    document = json.loads(out)
+    assert (code, document["exitCode"], document["inputs"]) == (1, 1, [str(stack_file("dev"))])
+    assert {
+        "entry": "maas:models (external-models/gpt-4o)",
+        "message": "TokenRateLimitPolicy external-models/maas-trlp-gpt-4o: spec.limits.tokens-20000-per-24h.rates[0]"
+        ".limit: 20000 is greater than the maximum of 10",
+    } in document["problems"]
+    assert document["notes"] == [KUADRANT_ONLY_NOTE.format(dump=dump).removeprefix("note: ")]
+
+
+def test_format_json_says_why_nothing_could_be_checked(capsys, tmp_path):
+    code, out, err = validate_as(capsys, "json", "--config-file", str(tmp_path / "Pulumi.none.yaml"))
+    missing = f"stack file {tmp_path / 'Pulumi.none.yaml'} not found; pass --stack NAME or --config-file PATH"
+    assert code == 2
+    assert json.loads(out) == {
+        "exitCode": 2,
+        "inputs": [str(tmp_path / "Pulumi.none.yaml")],
+        "checked": 0,
+        "problems": [],
+        "unusable": [missing],
+        "warnings": [],
+        "notes": [],
+    }
+    assert err == [f"error: {missing}"]
+
+
+def junit(text: str) -> ElementTree.Element:
+    assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>\n')
+    return ElementTree.fromstring(text.encode())
+
+
+def test_format_junit_has_a_testcase_per_object_of_each_file(capsys, tmp_path, dev_rendering):
+    path = tmp_path / "change.yaml"
+    path.write_text(f"{DAY_CONFIGMAP}---\n{BAD_TRLP}")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("a: [\n")
+    rendered = tmp_path / "with-status.yaml"
+    rendered.write_text(
+        yaml.dump_all(dev_rendering.objects()[:2] + dev_rendering.statuses()[:1], Dumper=yaml.CSafeDumper)
+    )
+    code, out, _ = validate_as(capsys, "junit", str(path), str(broken), str(rendered))
+    assert code == 2
+    root = junit(out)
+    assert root.tag == "testsuites"
+    assert {key: root.get(key) for key in ("tests", "failures", "errors", "skipped")} == {
+        "tests": "6",
+        "failures": "1",
+        "errors": "1",
+        "skipped": "1",
+    }
+    suites = root.findall("testsuite")
+    assert [suite.get("name") for suite in suites] == [str(path), str(broken), str(rendered)]
+    ok, bad = suites[0].findall("testcase")
+    assert (ok.get("name"), ok.get("file"), ok.get("line"), list(ok)) == ("ConfigMap llm/day", str(path), "1", [])
+    assert (bad.get("name"), bad.get("line"), bad.get("classname")) == (
+        "TokenRateLimitPolicy llm/maas-trlp-granite-7b",
+        "6",
+        str(path),
+    )
+    [failure] = bad
+    assert failure.tag == "failure" and failure.get("message").startswith(
+        f"2 problem(s): {path}:6 TokenRateLimitPolicy"
+    )
+    assert failure.text.splitlines()[1] == (
+        f"{path}:6 TokenRateLimitPolicy llm/maas-trlp-granite-7b: spec.limitz: unknown field (the API server would "
+        "silently prune it)"
+    )
+    [error] = suites[1].find("testcase")
+    assert error.tag == "error" and error.get("message").startswith(f"{broken}:2:1: invalid YAML: ")
+    skipped = [case for case in suites[2].findall("testcase") if case.find("skipped") is not None]
+    third = [n for n, line in enumerate(rendered.read_text().splitlines(), 1) if line == "---"][1] + 1
+    assert [case.get("line") for case in skipped] == [str(third)]
+
+
+def test_format_junit_of_a_stack_is_one_testcase_for_the_stack_file(capsys, tmp_path):
+    code, out, _ = validate_as(capsys, "junit", "--config-file", str(XKS_STACK))
+    assert code == 0
+    [suite] = junit(out).findall("testsuite")
+    [case] = suite.findall("testcase")
+    assert (suite.get("name"), case.get("name"), list(case)) == (str(XKS_STACK), str(XKS_STACK), [])
+    said = suite.find("system-err").text.splitlines()
+    assert any(line.startswith("note: 3 object(s) of cert-manager.io/v1 Certificate (3)") for line in said)
+    assert any(line.startswith("warning: maas:models[1] (green-models/claude).external.tls") for line in said)
+    dump = kuadrant_dump(tmp_path, cap_token_limits)
+    code, out, _ = validate_as(capsys, "junit", "--crds", str(dump))
+    [failure] = junit(out).find("testsuite").find("testcase")
+    assert code == 1 and failure.tag == "failure"
+    assert re.match(r"\d+ problem\(s\): maas:", failure.get("message"))
+    assert (
+        "maas:models (external-models/gpt-4o): TokenRateLimitPolicy external-models/maas-trlp-gpt-4o: "
+        "spec.limits.tokens-20000-per-24h.rates[0].limit: 20000 is greater than the maximum of 10"
+    ) in failure.text.splitlines()
+
+
+def test_format_junit_escapes_what_xml_cannot_hold(capsys, tmp_path):
+    path = tmp_path / "bell.yaml"
+    path.write_text('apiVersion: v1\nkind: "Wid\\aget<&>"\nmetadata: {name: w}\n')
+    code, out, _ = validate_as(capsys, "junit", str(path))
+    assert code == 1 and "\a" not in out
+    [case] = junit(out).find("testsuite").findall("testcase")
+    assert case.get("name") == '"Wid\\u0007get<&>" w'
+
+
+def test_validate_of_a_stack_prints_the_plans_warnings_as_render_does(capsys):
+    """A reviewer running only `validate` in CI sees what `render` and `pulumi preview` warn about: here the dev
+    stack's `premium-users`, which owns two subscriptions to llm/llama-3-8b (403 multiple_subscriptions)."""
+    code, _, err = validate_as(capsys, "text", "--config-file", str(ROOT / "Pulumi.dev.yaml"))
+    assert code == 0
+    assert any(line.startswith("warning: group premium-users owns 2 subscriptions") for line in err), err

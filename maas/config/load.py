@@ -14,9 +14,11 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from .errors import ConfigError, ConfigIssue, entry_path, translate
+from .kubernetes import kubernetes_option_issues
 from .references import Known, check_references
 from .schema import (
     AuthPolicyConfig,
+    KubernetesProvider,
     MaasConfig,
     ModelConfig,
     PlatformConfig,
@@ -54,6 +56,7 @@ def load_config(raw: Mapping[str, Any]) -> MaasConfig:
         issues += found
         if platform is not None:
             values["platform"] = platform
+        issues += _kubernetes_issues(platform, raw["platform"])
     for key, entry_type in ENTRY_TYPES.items():
         if raw.get(key) is None:
             continue
@@ -67,6 +70,17 @@ def load_config(raw: Mapping[str, Any]) -> MaasConfig:
     if issues:
         raise ConfigError(sorted(set(issues), key=_order))
     return config
+
+
+def _kubernetes_issues(platform: PlatformConfig | None, raw: Any) -> list[ConfigIssue]:
+    """The provider option combinations refused (`kubernetes.py`), also when another platform key is invalid."""
+    if platform is not None:
+        return kubernetes_option_issues(platform.kubernetes)
+    options = raw.get("kubernetes") if isinstance(raw, dict) else None
+    if options is None:
+        return []
+    validated, found = _validate(KubernetesProvider, options, "platform.kubernetes")
+    return [] if found or validated is None else kubernetes_option_issues(validated)
 
 
 def _order(issue: ConfigIssue) -> tuple:

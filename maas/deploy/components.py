@@ -10,13 +10,17 @@ replacing them.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from .. import naming
-from ..config import MaasConfig, PlatformConfig
+from ..config import KEYS, MaasConfig, PlatformConfig
+from ..config.kubernetes import provider_connection, reader_connection
+from ..config.secrets import NONE, Secrets, secret_values
+from ..config.stackfile import NAMESPACE
 from ..plan.desired import Desired, Owner, Plan, object_identity
 from ..plan.grouping import Group, component_groups
 from .status_writer import StatusWrites, status_inputs, status_target, target_key
@@ -62,8 +66,9 @@ class _Registrar:
         failed: Mapping[str, Desired] | None = None,
     ) -> None:
         self.providers = providers or {}
-        options = platform.kubernetes
-        self.connection = {k: v for k, v in (("kubeconfig", options.kubeconfig), ("context", options.context)) if v}
+        # The cluster the provider and the observation use (`config.kubernetes.reader_connection`): a secret input.
+        cluster = reader_connection(platform.kubernetes)
+        self.connection = {k: v for k, v in (("kubeconfig", cluster.kubeconfig), ("context", cluster.context)) if v}
         self.observe = platform.observe
         self.failed = failed or {}  # tenant -> the MaasTenantConfig status write a failed preflight publishes
         self.registered: dict[str, pulumi.Resource] = {}
@@ -94,6 +99,8 @@ class _Registrar:
             retain_on_delete=desired.retain_on_delete or None,
             ignore_changes=list(desired.ignore_changes) or None,
             aliases=[former_urn(owner, desired)] if owner.kind != parent.group.kind else None,
+            # Adopt a live object Pulumi must not change instead of creating over it (`Desired.import_id`).
+            import_=desired.import_id,
         )
         return KubernetesObject(desired, options)
 
@@ -143,18 +150,35 @@ class _Registrar:
         return None if metadata is None else metadata.apply(lambda m: (m or {}).get("uid"))
 
 
+def from_pulumi(project_dir: Path = Path(".")) -> Secrets:
+    """The secrets of the running program's `maas:` configuration (the language host runs it in the project
+    directory, so the stack file is found there)."""
+    names = [name for name in KEYS if pulumi.runtime.is_config_secret(f"{NAMESPACE}:{name}")]
+    if not names:
+        return NONE
+    config = pulumi.Config(NAMESPACE)
+    values = {name: config.get_object(name) for name in names}
+    return secret_values(values, project_dir / f"Pulumi.{pulumi.get_stack()}.yaml")
+
+
 ADOPTING_PROVIDER = "kubernetes-adopt"
 
 
 def kubernetes_provider(platform: PlatformConfig, name: str = "kubernetes", upsert: bool = False) -> k8s.Provider:
     """A provider for the cluster of `platform.kubernetes`; `clusterIdentifier` keeps a kubeconfig change from
-    replacing every resource. `upsert` applies over objects that already exist instead of failing."""
+    replacing every resource. `upsert` applies over objects that already exist instead of failing.
+
+    The connection is `config.kubernetes.provider_connection`'s (no context when rendering, "" for a `$KUBECONFIG`
+    list). A given kubeconfig is always a secret (a path, or credentials), and so is every value a `secure:`
+    configuration value wrote (`config.secrets`)."""
     options = platform.kubernetes
+    connection = provider_connection(options)
+    secrets = from_pulumi()
     args: dict[str, Any] = {
-        "kubeconfig": options.kubeconfig,
-        "context": options.context,
-        "cluster_identifier": options.clusterIdentifier,
-        "render_yaml_to_directory": options.renderYamlToDirectory,
+        "kubeconfig": pulumi.Output.secret(connection.kubeconfig) if connection.kubeconfig else connection.kubeconfig,
+        "context": secrets.protect(connection.context, pulumi.Output.secret),
+        "cluster_identifier": secrets.protect(options.clusterIdentifier, pulumi.Output.secret),
+        "render_yaml_to_directory": secrets.protect(options.renderYamlToDirectory, pulumi.Output.secret),
         "enable_server_side_apply": options.enableServerSideApply,
         "upsert_existing_objects": options.upsertExistingObjects or upsert or None,
     }

@@ -23,18 +23,21 @@ before anything is registered, preview included.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pulumi
 
 from ..config import KEYS, NAMESPACE, ConfigError, ConfigIssue, MaasConfig, load_config
+from ..config.kubernetes import RENDER, reader_connection
+from ..config.secrets import Secrets, identity_warning
 from ..observe import ObservationError, Observed, read_cluster, what_to_observe
 from ..plan.build import build_plan
 from ..plan.checks.issues import plan_issues
 from ..plan.checks.preflight import preflight
-from ..plan.desired import Desired, Plan
+from ..plan.desired import Desired, Owner, Plan
 from ..plan.status.failed import failed_tenant_writes, failure_issues
-from .components import deploy, deploy_failed
+from .components import deploy, deploy_failed, from_pulumi
 
 PREVIEW_STOP = (
     "preflight failed: `pulumi up` will publish the MaasTenantConfig status of {tenants} and stop before changing "
@@ -44,6 +47,16 @@ UPDATE_STOP = (
     "preflight failed ({count} problem(s)): published the MaasTenantConfig status of {tenants} (where an earlier "
     "`pulumi up` wrote one) and changed nothing else; fix these and run `pulumi up` again"
 )
+RENDER_ONLY = (
+    f"{RENDER} is set: objects are written to files, not to a cluster; keep it on a stack of its own that never "
+    "deployed: on a deployed stack it replaces every resource (pulumi-kubernetes DiffConfig; the engine replaces "
+    "what a replaced provider manages), deleting the live objects through the previous provider"
+)
+# The language host's "error already shown" exit code: `pulumi-language-python/main.go` 97 and 1184-1185 (pulumi/pulumi
+# 1b594989) answer it with a bail, which the engine reports without a line of its own, where a RunError (exit 1) is
+# followed by "an unhandled error occurred: program exited with non-zero exit code: 1" (program_source.go 150-152).
+# The host itself exits so after logging an error (`pulumi-language-python-exec` 222-227).
+ALREADY_REPORTED = 32
 NOT_OBSERVING = (
     "maas:platform.observe is false: nothing was read from the cluster, so model, subscription and tenant "
     "statuses are the intended ones (from configuration), not observed"
@@ -56,7 +69,8 @@ def run(observed: Observed | None = None, publish_failed: bool = False) -> Plan:
     `publish_failed` (what `pulumi up` runs): a failed preflight that concerns tenants publishes their status
     first (module docstring); the renderer keeps the plain refusal, so `render` and `validate` exit 2."""
     config = load_config(raw_from_pulumi())
-    observation_warnings: list[str] = []
+    rendering = config.platform.kubernetes.renderYamlToDirectory is not None
+    observation_warnings = [RENDER_ONLY] if rendering else []  # also when given a snapshot
     if observed is None:
         observed, observation_warnings = observe(config)
     plan = build_plan(config, observed)
@@ -65,13 +79,36 @@ def run(observed: Observed | None = None, publish_failed: bool = False) -> Plan:
         pulumi.log.info(note)
     issues = plan_issues(config, plan, observed)
     if not issues:
-        deploy(plan, config)
+        deploy(kept_secret(plan, from_pulumi()), config)
         return plan
     failed = publishable(config, plan, observed, issues) if publish_failed else {}
     if not failed:
         raise ConfigError(issues)
     _stop_after_publishing(plan, config, failed, issues)
     return plan
+
+
+def kept_secret(plan: Plan, secrets: Secrets) -> Plan:
+    """The plan as it is registered: every text a `secure:` configuration value wrote, in an object (status
+    writes aside) or an output, as a Pulumi secret (`config.secrets`); `plan` itself when there is none."""
+    if not secrets:
+        return plan
+    wrap = pulumi.Output.secret
+    named: list[str] = []
+    owners: dict[tuple[str, str], Owner] = {}
+    for key, owner in plan.owners_by_key.items():
+        objects = []
+        for desired in owner.objects:
+            if desired.subresource is not None:
+                objects.append(desired)
+                continue
+            body, is_named = secrets.protect_body(desired.body, wrap)
+            objects.append(replace(desired, body=body))
+            if is_named:
+                named.append(desired.identity)
+        owners[key] = replace(owner, objects=objects, outputs=secrets.protect(owner.outputs, wrap))
+    warnings = [*plan.warnings, *secrets.warnings, *([identity_warning(sorted(named))] if named else [])]
+    return replace(plan, owners_by_key=owners, warnings=warnings, outputs=secrets.protect(plan.outputs, wrap))
 
 
 def publishable(config: MaasConfig, plan: Plan, observed: Observed, issues: list[ConfigIssue]) -> dict[str, Desired]:
@@ -93,7 +130,7 @@ def _stop_after_publishing(plan: Plan, config: MaasConfig, failed: dict[str, Des
     listed = "\n".join(f"  - {issue}" for issue in issues)
     if pulumi.runtime.is_dry_run():
         plan.warnings[:0] = [f"{PREVIEW_STOP.format(tenants=_phases(failed))}:\n{listed}"]
-        deploy(plan, config, failed)
+        deploy(kept_secret(plan, from_pulumi()), config, failed)
         return
     writers = deploy_failed(plan, config, failed)
     message = f"{UPDATE_STOP.format(tenants=_phases(failed), count=len(issues))}:\n{listed}"
@@ -123,16 +160,19 @@ def observe(config: MaasConfig) -> tuple[Observed, list[str]]:
     read. Rendering to a directory talks to no cluster, so it observes nothing, as `platform.observe: false`."""
     kubernetes = config.platform.kubernetes
     if kubernetes.renderYamlToDirectory is not None:
-        return Observed.nothing(), []
+        return Observed.nothing(), [RENDER_ONLY]
     if not config.platform.observe:
         return Observed.nothing(), [NOT_OBSERVING]
-    return read_cluster(what_to_observe(config), kubernetes.kubeconfig, kubernetes.context), []
+    connection = reader_connection(kubernetes)  # the provider's cluster, also for a `$KUBECONFIG` list
+    return read_cluster(what_to_observe(config), connection.kubeconfig, connection.context), []
 
 
 def main() -> None:
-    """`pulumi preview`/`up`: configuration and observation errors end the program as one clean message (a
-    RunError), not as a Python traceback with the program's source."""
+    """`pulumi preview`/`up`: configuration and observation errors end the program as one clean message, logged
+    as an error, and the exit code that tells the language host it was shown (ALREADY_REPORTED): no Python
+    traceback with the program's source, and no generic second line."""
     try:
         run(publish_failed=True)
     except (ConfigError, ObservationError) as error:
-        raise pulumi.RunError(str(error)) from None
+        pulumi.log.error(str(error))
+        raise SystemExit(ALREADY_REPORTED) from None

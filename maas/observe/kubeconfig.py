@@ -4,7 +4,10 @@
 provider. A value that is neither is often a secret in the wrong form: a bare token, a base64-encoded kubeconfig.
 So an error names the value only when it looks like a path (a path is not a secret); otherwise it says what kind of
 value it saw and how long it is. Errors the `kubernetes` client raises while loading are shown only when they are
-its own messages (which name keys and files); any other exception is shown by its type alone.
+its own messages (which name keys and files); any other exception is shown by its type alone. A context the
+kubeconfig does not have is said with the contexts it has (their names are no secret).
+
+The `kubernetes` client is imported when a kubeconfig is read, not with this module.
 """
 
 from __future__ import annotations
@@ -17,21 +20,25 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from kubernetes.config import ConfigException
-from kubernetes.config.incluster_config import SERVICE_HOST_ENV_NAME
-from kubernetes.config.kube_config import KubeConfigMerger
 
-from ..config.errors import escaped
+from ..config.errors import escaped, quoted
 from ..config.stackfile import SECRET_PLACEHOLDER
 
 MAX_PATH = 4096  # Linux PATH_MAX: a longer value, or one with a line break, is contents and never looked up
 BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 NOT_SHOWN = "not shown, it may hold credentials"
 FIX = "give the path of a kubeconfig file (./NAME for one in the working directory) or the kubeconfig's YAML"
+SERVICE_HOST_ENV_NAME = "KUBERNETES_SERVICE_HOST"  # kubernetes.config.incluster_config's: set inside a pod
+
+
+class KubeconfigError(Exception):
+    """A kubeconfig that cannot give what was asked of it, said in words that quote none of its values."""
 
 
 def kubeconfig_source(kubeconfig: str | None) -> Any:
     """A kubeconfig (merged files, or parsed contents), or None for the in-cluster service account."""
+    from kubernetes.config.kube_config import KubeConfigMerger
+
     if kubeconfig is not None and not _is_file(kubeconfig):
         return _contents(kubeconfig)
     paths = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
@@ -39,14 +46,38 @@ def kubeconfig_source(kubeconfig: str | None) -> Any:
         return KubeConfigMerger(paths).config
     if os.environ.get(SERVICE_HOST_ENV_NAME):
         return None
-    raise ConfigException(f"no kubeconfig at {paths} and not running in a cluster")
+    raise KubeconfigError(f"no kubeconfig at {paths} and not running in a cluster")
+
+
+def context_problem(source: Any, context: str | None) -> None:
+    """KubeconfigError when `context` (None: the kubeconfig's current-context) is none of the kubeconfig's
+    contexts, naming those it has; the client would only say that it expected an object of that name."""
+    document = getattr(source, "value", source)  # merged files come as the client's ConfigNode
+    if not isinstance(document, dict):
+        return
+    contexts = document.get("contexts")
+    entries = [getattr(entry, "value", entry) for entry in contexts] if isinstance(contexts, list) else []
+    names = [entry["name"] for entry in entries if isinstance(entry, dict) and isinstance(entry.get("name"), str)]
+    current = document.get("current-context")
+    wanted = context if context is not None else current
+    if isinstance(wanted, str) and wanted in names:
+        return
+    has = f"its contexts are {', '.join(map(quoted, names))}" if names else "it has no context at all"
+    if context is not None:
+        marked = f" (current-context {quoted(current)})" if isinstance(current, str) and current in names else ""
+        raise KubeconfigError(f"the kubeconfig has no context {quoted(context)}; {has}{marked}")
+    if not isinstance(current, str) or not current:
+        raise KubeconfigError(f"the kubeconfig sets no current-context and no context was given; {has}")
+    raise KubeconfigError(f"the kubeconfig's current-context {quoted(current)} is none of its contexts; {has}")
 
 
 def loading_problem(error: Exception) -> str:
     """What went wrong while loading a kubeconfig, quoting no value of it. The client's ConfigException and
     OSError name keys and files; a YAML error is located; anything else (binascii.Error for a bad
     `certificate-authority-data`, AttributeError for a list written as text) may quote a value: its type only."""
-    if isinstance(error, ConfigException | OSError):
+    from kubernetes.config import ConfigException
+
+    if isinstance(error, KubeconfigError | ConfigException | OSError):
         return str(error)
     if isinstance(error, yaml.YAMLError):
         mark = getattr(error, "problem_mark", None)
@@ -82,16 +113,16 @@ def _is_file(value: str) -> bool:
 
 
 def _contents(value: str) -> Any:
-    """The kubeconfig YAML in `value`; a ConfigException that says what `value` looked like otherwise."""
+    """The kubeconfig YAML in `value`; a KubeconfigError that says what `value` looked like otherwise."""
     try:
         contents = yaml.safe_load(value)
     except yaml.YAMLError as error:
         if _could_be_path(value):  # one line: a mistyped path or a token, rather than broken YAML
-            raise ConfigException(_neither(value, None)) from None
-        raise ConfigException(f"the kubeconfig contents are not YAML{_where(error)}") from None
+            raise KubeconfigError(_neither(value, None)) from None
+        raise KubeconfigError(f"the kubeconfig contents are not YAML{_where(error)}") from None
     if isinstance(contents, dict) and "clusters" in contents:
         return contents
-    raise ConfigException(_neither(value, contents))
+    raise KubeconfigError(_neither(value, contents))
 
 
 def _where(error: yaml.YAMLError) -> str:

@@ -19,6 +19,7 @@ class Meta:
     created: str | None
     labels: Mapping[str, Any]
     annotations: Mapping[str, Any]
+    finalizers: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, node: Node) -> Meta:
@@ -30,6 +31,7 @@ class Meta:
             meta.text("creationTimestamp"),
             meta.mapping("labels"),
             meta.mapping("annotations"),
+            tuple(text for _, text in meta.strings("finalizers")),
         )
 
     def label(self, key: str) -> str | None:

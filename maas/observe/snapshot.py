@@ -55,6 +55,11 @@ class Kind:
         return self.group in BUILTIN_GROUPS
 
     @property
+    def resource(self) -> str:
+        """The name kubectl takes for it without ambiguity: `plural.group` (`plural` in the core group)."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
     def crd_name(self) -> str | None:
         """`{plural}.{group}` for a custom resource, None for a built-in kind."""
         return None if self.builtin else f"{self.plural}.{self.group}"

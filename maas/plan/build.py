@@ -3,8 +3,9 @@
 Concern modules compute objects; this module only assembles them under their owners (`Platform`, one `Tenant`
 per tenant, one `Model` per model) and applies the cross-cutting rules: the effective rate-limit identities, the
 unmanaged objects (`unmanaged.py`), `controllerMode: coexist` (a running maas-controller keeps out), readiness,
-the quota-continuity report, and the status writes, last. Only then is the whole plan narrowed to the stack's
-`platform.scope` (`scope.py`), so that every rule judges the whole configuration in every stack.
+forced applies over live objects (`adoption.py`), the quota-continuity report, and the status writes, last. Only
+then is the whole plan narrowed to the stack's `platform.scope` (`scope.py`), so that every rule judges the whole
+configuration in every stack.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Mapping
 from .. import naming
 from ..config import MaasConfig, TenantConfig, internal_endpoint_warnings, plaintext_endpoint_warnings
 from ..observe import Observed
+from .adoption import adopt_and_force
+from .checks.ambiguous_selection import ambiguous_selection_warnings
 from .checks.quota import quota_report
 from .checks.routing_headers import routing_header_issues
 from .dashboard import usage_dashboard
@@ -25,8 +28,9 @@ from .models.routing import external_model_desired
 from .policies.access import add_access_control
 from .policies.identity import Identity, effective_identities
 from .policies.ratelimit import plan_rate_limits
-from .readiness import skip_await_on_custom_resources
+from .readiness import controller_finalizer_warnings, set_readiness
 from .scope import select_scope
+from .server_fields import ignore_server_populated_fields
 from .tenants.management import add_tenant_statuses, add_tenants, apply_management_states
 from .unmanaged import apply_unmanaged
 
@@ -47,21 +51,24 @@ def build_plan(config: MaasConfig, observed: Observed) -> Plan:
     _add_rate_limits(config, identities.of, plan)
     publication = _add_models(config, observed, identities.of, plan)
     add_access_control(config, plan)
+    plan.warnings.extend(ambiguous_selection_warnings(config))
     add_tenants(config, observed, plan)
     apply_management_states(config, plan)
     apply_unmanaged(config, observed, plan)
     quota = quota_report(config, observed, plan)  # after the opt-outs: a policy Pulumi leaves alone resets nothing
     plan.warnings.extend(quota.warnings)
     plan.outputs["quotaResets"] = quota.outputs
+    plan.warnings.extend(controller_finalizer_warnings(config, observed, plan))
     if config.platform.controllerMode == "coexist":
         _hand_over_from_controller(plan)
-    if not config.platform.awaitCustomResources:
-        skip_await_on_custom_resources(plan)
+    set_readiness(plan, config.platform.awaitCustomResources)
+    adopt_and_force(plan, config.platform.controllerMode)
     _add_statuses(publication, plan)
     add_tenant_statuses(config, observed, plan)
     add_gateway_budget(config, observed, plan)  # on the whole plan, before the scope narrows it
     gateways = sorted({(config.platform.gateway.namespace, t.gateway_name(config.platform)) for t in config.tenants})
     plan.issues.extend(routing_header_issues(config, observed, routes(config, plan, observed), gateways))
+    ignore_server_populated_fields(plan)  # after every rule that sets options: adoption replaces nothing
     plan.resolve_dependencies()
     return select_scope(config, plan)
 

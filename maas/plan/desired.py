@@ -25,6 +25,11 @@ class Desired:
     does not register are dropped by `Plan.resolve_dependencies`. `subresource: "status"` makes the body (identity
     plus `status`) a status write to an object registered elsewhere instead of an object of its own;
     `status_facts` are what its writer needs to judge that status again on the live cluster when it writes.
+
+    `import_id` is Pulumi's `import` resource option (the pulumi-kubernetes id, `kubernetes_id`): set by the plan
+    on an object Pulumi must not change that the snapshot shows live (`plan/unmanaged.py`), so that a stack whose
+    state does not hold it adopts it as it is instead of creating over it; once the state holds it under that id,
+    the engine does nothing with the option.
     """
 
     body: dict[str, Any]
@@ -34,6 +39,7 @@ class Desired:
     subresource: str | None = None
     adopt: bool = False
     status_facts: dict[str, Any] | None = None
+    import_id: str | None = None
 
     @property
     def api_version(self) -> str:
@@ -56,6 +62,17 @@ class Desired:
         """Stable Pulumi name: from the object's identity, never from a list position."""
         base = f"{self.namespace}/{self.name}" if self.namespace else self.name
         return f"{self.kind}/{self.subresource}/{base}" if self.subresource else base
+
+    @property
+    def kubernetes_id(self) -> str:
+        """The id pulumi-kubernetes gives the object (`namespace/name`, or `name` when cluster-scoped): what
+        `pulumi import` and the `import` resource option take, and what the state records after a create."""
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    @property
+    def is_unmanaged(self) -> bool:
+        """Registered so that Pulumi neither changes nor deletes it (`unmanaged`): every key ignored, retained."""
+        return self.subresource is None and self.retain_on_delete and set(self.body) <= set(self.ignore_changes)
 
     @property
     def identity(self) -> str:

@@ -4,16 +4,24 @@ A generated TokenRateLimitPolicy or AuthPolicy that carries `opendatahub.io/mana
 treated as if it were listed in `maas:unmanaged` (seed 000), with a warning naming it. One that this program
 created and whose last source is gone stays registered, unchanged and retained, so that Pulumi does not delete
 it: upstream leaves an opted-out policy in place, and an operator deletes an orphan by hand.
+
+`ignore_changes` protects only a resource already in Pulumi's state (the engine applies it when it has an old
+state to copy from, `step_generator.go`); a stack that never imported such an object would create it, which an
+upserting provider does over the live one. So every object Pulumi must not change that the snapshot shows live
+carries the `import` resource option (`import_objects_left_alone`): the engine reads it into the state as it is
+(the ignored keys then take the values read, so nothing is written), and does nothing more once the state holds
+it under that id.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from .. import naming
 from ..config import MaasConfig
-from ..observe import ObjectRef, Observed
+from ..observe import KINDS, ObjectRef, Observed
 from ..observe.meta import Meta
 from ..observe.snapshot import thawed
 from .desired import Desired, Plan
@@ -45,6 +53,45 @@ def apply_unmanaged(config: MaasConfig, observed: Observed, plan: Plan) -> None:
         found.add(identity)
     for kind, namespace, name in sorted(wanted - found):
         plan.warnings.append(_orphan_warning(kind, namespace, name, "maas:unmanaged"))
+    import_objects_left_alone(config, observed, plan)
+
+
+def import_objects_left_alone(config: MaasConfig, observed: Observed, plan: Plan) -> None:
+    """Every object registered unmanaged (an opt-out, `maas:unmanaged`, an Unmanaged tenant's) that the snapshot
+    shows present gets `import_id`, so no registration ever creates over it. Absent: nothing to adopt, it is
+    created. Unknown (the observation did not look): left as it is, and said while `upsertExistingObjects` makes
+    every create an apply over whatever is live (a supervised migration, not the steady state)."""
+    unknown = []
+    for owner in plan.owners:
+        for index, obj in enumerate(owner.objects):
+            if not obj.is_unmanaged or obj.import_id is not None:
+                continue
+            state = _observed_state(observed, obj)
+            if state == "present":
+                owner.objects[index] = replace(obj, import_id=obj.kubernetes_id)
+            elif state == "unknown" and config.platform.kubernetes.upsertExistingObjects:
+                unknown.append(obj)
+    if unknown:
+        plan.warnings.append(_unobserved_warning(unknown))
+
+
+def _observed_state(observed: Observed, obj: Desired) -> str:
+    """present, absent or unknown; a kind the snapshot cannot hold is unknown."""
+    if obj.kind not in KINDS:
+        return "unknown"
+    try:
+        return observed.lookup(obj.kind, obj.namespace, obj.name).state
+    except ValueError:  # a namespace where the kind has none, or the reverse: not an object the snapshot keeps
+        return "unknown"
+
+
+def _unobserved_warning(objects: list[Desired]) -> str:
+    names = ", ".join(sorted(f"{o.kind} {o.kubernetes_id}" for o in objects))
+    return (
+        f"{len(objects)} object(s) Pulumi must not change were not observed, so they are registered without the "
+        f"import option: {names}. If the stack's state does not hold them yet, the upserting provider would write "
+        "the program's rendering over the live ones; import them first (python -m maas import, pulumi import)"
+    )
 
 
 def live_opt_outs(observed: Observed) -> dict[Identity, ObjectRef]:

@@ -1,8 +1,10 @@
 """`python -m maas diff BASE HEAD`: what a change of stack configuration does, for a pull-request review.
 
 Both sides are rendered by the program `pulumi up` runs, HEAD on the cluster BASE leaves (see
-`diffing/sides.py`), and compared: objects and status writes (field by field), who gains or loses a model, token
-limits per subscription and model, and the quota report's counter resets. `--base-ref REF` reads BASE from git.
+`diffing/sides.py`), and compared: objects and status writes (field by field), the warnings HEAD adds and those it
+resolves, who gains or loses a model (effective access: admitted by the model's AuthPolicy and owning a
+subscription maas-api selects), token limits per subscription and model, and the quota report's counter resets.
+`--base-ref REF` reads BASE from git.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,7 @@ from ..observe import ObservationError, Observed, load_snapshot
 from .diffing.formats import markdown, text
 from .diffing.git import GitError, GitFile, file_at
 from .diffing.review import Review, review
-from .diffing.sides import Side, SideError, applied, render_side
+from .diffing.sides import Side, SideError, applied, render_side, settled_warnings
 
 EXIT_CHANGED = 1
 EXIT_INVALID = 2
@@ -37,7 +40,7 @@ def add_diff_parser(subparsers: Any, stack_file: Callable[[str], Path]) -> None:
     """The `diff` subcommand of `python -m maas`; `stack_file` maps a stack name to its Pulumi.<stack>.yaml."""
     cmd = subparsers.add_parser(
         "diff",
-        help="what a change of stack configuration does: objects, access, limits and quota resets",
+        help="what a change of stack configuration does: objects, warnings, access, limits and quota resets",
         description=__doc__,
     )
     cmd.add_argument(
@@ -109,6 +112,8 @@ def _render_sides(
     try:
         base = Side() if base_file is None else render_side("BASE", base_file, stack, observed)
         head_observed = applied(base, observed)
+        if base_file is not None:  # BASE's warnings on the cluster HEAD is planned on (`sides.py`)
+            base = replace(base, warnings=settled_warnings(base_file, stack, head_observed))
     except SideError as error:
         errors.append(str(error))
     try:

@@ -12,17 +12,20 @@ import os
 import re
 import sys
 import tempfile
+import time
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..config import load_config
+from ..config import ConfigError, load_config
 from ..config.errors import escaped, quoted
-from ..observe import ObservationError, ObservationRequest, Observed, dump_snapshot, load_snapshot, read_cluster
-from ..observe.reader import DEFAULT_TIMEOUT
+from ..config.stackfile import yaml_document
+from ..observe import ObservationError, ObservationRequest, Observed, dump_snapshot, load_snapshot
+from ..observe.reader import DEFAULT_TIMEOUT, _Reading, connect
 from ..observe.scope import what_to_import, what_to_observe
 from ..observe.yaml_text import yaml_text
 from .importer import CannotImportError, Imported, configuration, import_cluster, owned_by
+from .importing.adoption import Managers, field_managers
 from .importing.common import Report
 
 EXIT_INVALID = 2
@@ -75,8 +78,11 @@ def import_command(args: argparse.Namespace) -> int:
     if not STACK_NAME.fullmatch(args.stack):
         return _fail([f"--stack {quoted(args.stack)} is not a name Pulumi accepts for a stack: {STACK_NAME_RULE}"])
     try:
-        observed = load_snapshot(args.observed) if args.observed is not None else _read(args)
-        imported = import_cluster(observed, args.stack)
+        if args.observed is not None:
+            observed, managers = load_snapshot(args.observed), _managers_in(args.observed)
+        else:
+            observed, managers = _read(args)
+        imported = import_cluster(observed, args.stack, managers)
         _write(args.import_file, json.dumps(imported.import_file, indent=4, ensure_ascii=False) + "\n")
         if args.save_snapshot is not None:
             _write(args.save_snapshot, dump_snapshot(observed))
@@ -91,16 +97,37 @@ def import_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read(args: argparse.Namespace) -> Observed:
+def _read(args: argparse.Namespace) -> tuple[Observed, Managers]:
     """Two reads: the controller's resources everywhere; then what the configuration they express observes at
     `pulumi preview` (so the import renders as the first preview will) and, by name, every object it would own
-    (whether each exists decides what the import file adopts)."""
-    first = read_cluster(what_to_import(), args.kubeconfig, args.context, args.timeout)
+    (whether each exists decides what the import file adopts). Each object's field managers are kept as read."""
+    first, objects = _read_cluster(what_to_import(), args)
     config = configuration(first, Report())
     planned = what_to_observe(load_config(config))
     owned = owned_by(config, first, args.stack)
     second = ObservationRequest(planned.lists, tuple(sorted({*planned.gets, *owned}, key=lambda ref: ref.sort_key)))
-    return merged(first, read_cluster(second, args.kubeconfig, args.context, args.timeout))
+    again, more = _read_cluster(second, args)
+    return merged(first, again), field_managers([*objects, *more]) or {}
+
+
+def _read_cluster(request: ObservationRequest, args: argparse.Namespace) -> tuple[Observed, list[dict[str, Any]]]:
+    """`read_cluster`, and the objects as the API server returned them: the snapshot drops `managedFields`."""
+    deadline = time.monotonic() + args.timeout
+    connection = connect(args.kubeconfig, args.context, args.timeout)
+    with connection.client:
+        reading = _Reading(connection, deadline, args.timeout)
+        return reading.run(request), reading.objects
+
+
+def _managers_in(path: Path) -> Managers | None:
+    """The field managers a snapshot file holds (a `kubectl get -o yaml` List does; this program's snapshots keep
+    none); the file was read and checked already (`load_snapshot`)."""
+    try:
+        document = yaml_document(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, UnicodeDecodeError, ConfigError):
+        return None
+    items = document.get("items") if isinstance(document, dict) else None
+    return field_managers(item for item in items if isinstance(item, dict)) if isinstance(items, list) else None
 
 
 def merged(first: Observed, second: Observed) -> Observed:
@@ -133,6 +160,8 @@ def _report(imported: Imported, import_file: Path) -> None:
         print(f"not expressed: {line}", file=sys.stderr)
     for warning in imported.warnings:
         print(f"warning: {escaped(warning)}", file=sys.stderr)
+    for line in imported.adoption:
+        print(f"adopting: {escaped(line)}", file=sys.stderr)
     config, resources = imported.config, imported.import_file["resources"]
     pinned = sum(1 for s in config.get("subscriptions", ()) if s.get("rateLimitIdentity") == "legacy")
     components = sum(1 for r in resources if r.get("component"))

@@ -20,6 +20,7 @@ from ..crdschema import validate
 from ..observe import ObjectRef, Observed
 from ..observe.scope import IMPORTED_KINDS
 from ..observe.snapshot import thawed
+from .importing.adoption import Managers, adopted_refs, adoption_notes
 from .importing.common import Report
 from .importing.drift import policy_drift
 from .importing.entries import import_auth_policies, import_models, import_subscriptions, opt_outs
@@ -42,12 +43,15 @@ NOTHING = (
 @dataclass(frozen=True)
 class Imported:
     """`config`: the `maas:` keys (without the prefix); `import_file`: for `pulumi import --file`; `unexpressed`:
-    what was left out and why, one line each; `warnings`: what the first preview of `config` will say."""
+    what was left out and why, one line each; `warnings`: what the first preview of `config` will say; `adoption`:
+    what the objects of the import file bring along that no diff shows (owners, other field managers, the
+    controller's finalizers), with what to do about it (`importing/adoption.py`)."""
 
     config: dict[str, Any]
     import_file: dict[str, Any]
     unexpressed: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    adoption: list[str] = field(default_factory=list)
 
 
 class CannotImportError(Exception):
@@ -58,8 +62,10 @@ class CannotImportError(Exception):
         self.messages = [message, *(messages or [])]
 
 
-def import_cluster(observed: Observed, stack: str = "dev") -> Imported:
-    """The whole import of one snapshot, for stack `stack` (the URNs of the import file name it)."""
+def import_cluster(observed: Observed, stack: str = "dev", managers: Managers | None = None) -> Imported:
+    """The whole import of one snapshot, for stack `stack` (the URNs of the import file name it). `managers`: the
+    foreign field managers of each object as read (`adoption.field_managers`), which the snapshot does not keep;
+    None when they are not known."""
     report = Report()
     observed = well_formed(observed, report)
     config = configuration(observed, report)
@@ -69,9 +75,9 @@ def import_cluster(observed: Observed, stack: str = "dev") -> Imported:
         config["platform"] = _ordered({**config["platform"], "images": images})
         rendering = _rendered(config, stack, observed)
     import_file, notes = pulumi_import_file(rendering, observed)
-    return Imported(
-        config, import_file, report.messages + notes + policy_drift(rendering, observed), rendering.warnings
-    )
+    unexpressed = report.messages + notes + policy_drift(rendering, observed)
+    adoption = adoption_notes(adopted_refs(import_file), observed, managers)
+    return Imported(config, import_file, unexpressed, rendering.warnings, adoption)
 
 
 def well_formed(observed: Observed, report: Report) -> Observed:

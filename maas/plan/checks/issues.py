@@ -10,6 +10,7 @@ from ..desired import Plan
 from .gateway_budget import gateway_budget_issues
 from .identities import identity_issues
 from .preflight import preflight
+from .provider_options import provider_option_issues
 from .quota import quota_issues
 from .selfcheck import check_plan
 
@@ -26,4 +27,5 @@ def plan_issues(
         + gateway_budget_issues(config, plan.outputs.get("gateways", {}))
         + identities
         + check_plan(plan, registry)
+        + provider_option_issues(config, plan)
     )

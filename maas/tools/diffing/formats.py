@@ -9,6 +9,8 @@ from .review import Review
 
 NO_CHANGES = "no changes: BASE and HEAD register the same objects and status writes"
 NO_ACCESS = "no subject gains or loses a model"
+NO_WARNINGS = "none new or resolved"
+NEW, RESOLVED = "new", "resolved"
 NO_LIMITS = "no token limit changes"
 NO_RESETS = "no token-rate counter resets"
 _CELL_SPECIAL = re.compile(r"([\\`|*_<>\[\]~])")
@@ -20,6 +22,11 @@ def text(review: Review) -> str:
     lines = [f"objects: {_counts(review)}"]
     for change in review.objects:
         lines += [change.title, *(f"    {line}" for line in change.fields)]
+    lines += ["", f"warnings: {_warning_counts(review)}"]
+    for label, warnings in zip((NEW, RESOLVED), review.warning_changes, strict=True):
+        for warning in warnings:
+            first, *more = warning.splitlines() or [""]
+            lines += [f"  {label}: {first}", *(f"    {line}" for line in more)]
     lines += ["", f"access: {_number(len(review.access), 'subject') if review.access else NO_ACCESS}"]
     lines += [f"  {c.who}: {_gains_and_losses(c.gains, c.loses)}" for c in review.access]
     lines += [f"  note: {note}" for note in review.access_notes]
@@ -35,7 +42,12 @@ def markdown(review: Review) -> str:
         return f"## MaaS diff\n\n{_sentence(NO_CHANGES)}\n"
     body = "\n".join(change.title + "".join(f"\n    {line}" for line in change.fields) for change in review.objects)
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", body)), default=0))
-    parts = ["## MaaS diff", "### Objects", f"{_counts(review)}.", f"{fence}diff\n{body}\n{fence}", "### Access"]
+    parts = ["## MaaS diff", "### Objects", f"{_counts(review)}.", f"{fence}diff\n{body}\n{fence}", "### Warnings"]
+    parts.append(_sentence(_warning_counts(review)))
+    for heading, warnings in zip(("New in HEAD:", "Resolved in HEAD:"), review.warning_changes, strict=True):
+        if warnings:
+            parts += [heading, "\n".join(_item(warning) for warning in warnings)]
+    parts.append("### Access")
     access = [(c.who, ", ".join(c.gains), ", ".join(c.loses)) for c in review.access]
     parts.append(_table(("Subject", "Gains", "Loses"), access) if access else _sentence(NO_ACCESS))
     parts += [f"> {_cell(note)}" for note in review.access_notes]
@@ -49,6 +61,18 @@ def markdown(review: Review) -> str:
     header = ("Subscription", "Model", "Old limit", "New limit", "Reason", "Accepted")
     parts += ["### Quota resets", _table(header, resets) if resets else _sentence(NO_RESETS)]
     return "\n\n".join(parts) + "\n"
+
+
+def _warning_counts(review: Review) -> str:
+    """`2 new, 1 resolved (3 unchanged)`; `none new or resolved` when the plans warn alike."""
+    said = [f"{len(w)} {label}" for label, w in zip((NEW, RESOLVED), review.warning_changes, strict=True) if w]
+    kept = f" ({review.kept_warnings} unchanged)" if review.kept_warnings else ""
+    return f"{', '.join(said) or NO_WARNINGS}{kept}"
+
+
+def _item(text: str) -> str:
+    """A Markdown list item of a warning, its further lines indented under it."""
+    return "- " + "\n  ".join(_cell(line) for line in text.splitlines() or [""])
 
 
 def _counts(review: Review) -> str:

@@ -1,4 +1,5 @@
-"""What a change does, section by section: objects, access, limits and quota resets, each in a stable order."""
+"""What a change does, section by section: objects, warnings, access, limits and quota resets, each in a stable
+order."""
 
 from __future__ import annotations
 
@@ -34,10 +35,17 @@ class Review:
     limits: tuple[LimitChange, ...]
     resets: tuple[Mapping[str, Any], ...]  # HEAD's `quotaResets` stack output
     reset_lines: tuple[str, ...]  # one line per reset, as the quota report words it
+    new_warnings: tuple[str, ...] = ()  # HEAD's plan warns, BASE's does not (in HEAD's order)
+    resolved_warnings: tuple[str, ...] = ()  # BASE's plan warns, HEAD's does not (in BASE's order)
+    kept_warnings: int = 0  # both warn
 
     @property
     def changed(self) -> bool:
-        return any((self.objects, self.access, self.access_notes, self.limits, self.resets))
+        return any((self.objects, self.access, self.access_notes, self.limits, self.resets, *self.warning_changes))
+
+    @property
+    def warning_changes(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return self.new_warnings, self.resolved_warnings
 
     def counts(self) -> dict[str, int]:
         return {mark: sum(1 for c in self.objects if c.mark == mark) for mark in "+-~"}
@@ -46,13 +54,18 @@ class Review:
 def review(base: Side, head: Side) -> Review:
     access, notes = access_changes(base, head)
     resets = tuple(head.outputs.get("quotaResets", ()))
+    quota = quota_lines(resets)
+    before, after = set(base.warnings), set(head.warnings)
     return Review(
         tuple(object_changes(base, head)),
         tuple(access),
         tuple(notes),
         tuple(limit_changes(base, head)),
         resets,
-        tuple(quota_lines(resets)),
+        tuple(quota[1:]),
+        new_warnings=tuple(w for w in head.warnings if w not in before and w not in quota),  # resets: their section
+        resolved_warnings=tuple(w for w in base.warnings if w not in after),
+        kept_warnings=len(before & after),
     )
 
 
@@ -71,8 +84,8 @@ def object_changes(base: Side, head: Side) -> list[ObjectChange]:
 
 
 def quota_lines(resets: tuple[Mapping[str, Any], ...]) -> list[str]:
-    """The quota report's line for each reset (its first line is the summary, which the section heading replaces)."""
+    """The quota report's warnings: its summary (which the section heading replaces), then one line per reset."""
     records = [
         Reset(r["subscription"], r["model"], r["oldLimit"], r["newLimit"], r["reason"], r["collateral"]) for r in resets
     ]
-    return reset_lines(records, {r["subscription"] for r in resets if r["accepted"]})[1:]
+    return reset_lines(records, {r["subscription"] for r in resets if r["accepted"]})

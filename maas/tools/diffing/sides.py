@@ -3,7 +3,9 @@
 HEAD is planned as `pulumi up` would plan it on the cluster BASE left: against the snapshot (or nothing) with
 BASE's TokenRateLimitPolicies and MaaSSubscriptions (their annotations and the statuses BASE writes) in place of
 the live ones. So sticky rate-limit identities carry over from BASE, and the quota report of that HEAD plan is
-the report between BASE and HEAD.
+the report between BASE and HEAD. The warnings HEAD adds or drops are judged on that same cluster: against what
+BASE's plan warns once BASE is applied (`settled_warnings`), not against a first `pulumi up` of BASE, so that a
+warning about the cluster BASE starts from (an unobserved identity) never reads as something HEAD resolved.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...config import ConfigError, raw_from_stack_file
+from ...config import ConfigError, load_config, raw_from_stack_file
 from ...config.errors import escaped
 from ...observe import Observed, Scope
+from ...plan.build import build_plan
 from ..render import render
 from .git import GitFile
 
@@ -30,10 +33,14 @@ class SideError(Exception):
 
 @dataclass(frozen=True)
 class Side:
-    """What one side registers: its objects and status writes (`{Kind}Status`) by key, and its stack outputs."""
+    """What one side registers: its objects and status writes (`{Kind}Status`) by key, its stack outputs, the
+    warnings its plan gives, and the phase the plan gives each subscription (`ns/name`), also where it writes no
+    status (`controllerMode: coexist`: the phase the controller's rules give that configuration)."""
 
     objects: Mapping[Key, Mapping[str, Any]] = field(default_factory=dict)
     outputs: Mapping[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    phases: Mapping[str, str] = field(default_factory=dict)
 
 
 def object_key(body: Mapping[str, Any]) -> Key:
@@ -52,7 +59,17 @@ def render_side(label: str, file: Path | GitFile, stack: str, observed: Observed
     for warning in warnings:
         print(f"warning: {label}: {warning}", file=sys.stderr)
     bodies = rendering.objects() + rendering.statuses()
-    return Side({object_key(body): body for body in bodies}, rendering.plan.outputs)
+    plan = rendering.plan
+    phases = {owner.name: owner.outputs["phase"] for owner in plan.owners if owner.kind == "Subscription"}
+    objects = {object_key(body): body for body in bodies}
+    return Side(objects, plan.outputs, tuple(dict.fromkeys(rendering.warnings)), phases)
+
+
+def settled_warnings(file: Path | GitFile, stack: str, observed: Observed) -> tuple[str, ...]:
+    """The warnings of the side's plan on `observed` (the cluster the side itself leaves, `applied`): what a
+    second `pulumi up` of it would warn. The side rendered once already, so its file and configuration are valid."""
+    raw, _ = raw_from_stack_file(file)
+    return tuple(dict.fromkeys(build_plan(load_config(raw), observed).warnings))
 
 
 def applied(base: Side, observed: Observed) -> Observed:

@@ -5,6 +5,10 @@ that Authorino and the Kuadrant wasm-shim would use: never from a second derivat
 with the explanation on stdout; 2 for an invalid stack file, snapshot or configuration, or a name the stack does
 not have (the closest names are given); 1 when the evaluation contradicts the plan (a bug signal: zero or
 several limits match an admitted request, or a rule could not be evaluated).
+
+A status nobody wrote or observed (`controllerMode: coexist` without `--observed`, a CR new to the cluster,
+`renderYamlToDirectory`) is the one the program's status rules give, printed `(assumed: why)`; every decision that
+depends on one is marked `on an assumed status` and followed by an `assumes:` line per assumption.
 """
 
 from __future__ import annotations

@@ -1,5 +1,9 @@
 """`explain caller`: which subscription maas-api selects for a caller and why, the auth decision on the model,
-and the token limit the request lands in, each read off the rendered objects with the CEL engine."""
+and the token limit the request lands in, each read off the rendered objects with the CEL engine.
+
+A phase nobody wrote or observed (a `coexist` stack without `--observed`) is the one the program's status rules
+give, shown `(assumed: why)`; a decision that depends on one says so on its own line, `assumes: ...`.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,13 @@ from collections.abc import Sequence
 from .limits import describe_matched
 from .maasapi import candidates
 from .report import Report, compact
-from .request import Trace, objects_for, trace
+from .request import Objects, Trace, objects_for, trace
 from .world import UnknownNameError, World, unknown_message
 
+ASSUMED_NOTE = (
+    "an assumed phase is the one the program's status rules give this configuration (what it would write if it "
+    "owned the status), since no live one is known; --observed SNAPSHOT reads the live ones"
+)
 IDENTITY_FIELDS = ("userid", "selected_subscription", "selected_subscription_key", "selected_subscription_id")
 
 
@@ -56,10 +64,12 @@ def _selection_lines(report: Report, result: Trace) -> None:
         owner = subscription.owner_match(username, groups)
         includes = "includes the model" if subscription.model_ref(objects.model.key) else "not for this model"
         owned = f"owned ({owner})" if owner else "not owned"
-        phase = subscription.phase or "(none)"
+        phase = subscription.shown_phase
         report.add(f"{subscription.qualified}: priority {subscription.priority}, phase {phase}, {owned}, {includes}", 2)
     if not objects.subscriptions:
         report.add("(none)", 2)
+    if any(subscription.assumed for subscription in objects.subscriptions):
+        report.add(ASSUMED_NOTE, 1)
     for reason in result.selection.reasons:
         report.add(f"why: {reason}", 1)
     report.add(f"answer: {compact(result.selection.answer)}", 1)
@@ -74,13 +84,33 @@ def _authorization_lines(report: Report, result: Trace) -> None:
     width = max((len(f"{rule.policy} {rule.name}") for rule in result.rules), default=0)
     for rule in result.rules:
         report.add(f"{f'{rule.policy} {rule.name}'.ljust(width)}  {rule.kind:<15}  {rule.outcome}", 1)
-    if result.allowed is None:
+    if not result.outcome.auth.ran:
+        report.add("no AuthPolicy runs for this request (no ActionSet of the wasm-shim matches it)", 1)
+    marked = " (on an assumed status)" if result.assumed else ""
+    if result.outcome.auth.status == 200 and not result.routed:
+        report.add(f"decision{marked}: 404, {not_routed(objects)}", 1)
+    elif result.allowed is None:
         report.problem("a rule that applies could not be evaluated, so the decision is unknown", 1)
     elif result.allowed:
-        report.add("decision: allowed", 1)
+        report.add(f"decision{marked}: allowed", 1)
     else:
         denied = ", ".join(rule.name for rule in result.rules if rule.applies and rule.passed is False)
-        report.add(f"decision: DENIED by {denied}: {result.outcome.auth.denial}", 1)
+        report.add(f"decision{marked}: DENIED by {denied}: {result.outcome.auth.denial}", 1)
+    assumption_lines(report, result.assumed, 2)
+
+
+def not_routed(objects: Objects) -> str:
+    """Why a request on the model's own path gets 404."""
+    return (
+        f"no route rule matches: the model's HTTPRoute {objects.route or '(none)'} is not among the routes its "
+        f"Gateway {objects.gateway_key} carries (not on the cluster, or not attached to it)"
+    )
+
+
+def assumption_lines(report: Report, assumed: Sequence[str], depth: int) -> None:
+    """One `assumes:` line per assumed status a decision depends on."""
+    for line in assumed:
+        report.add(f"assumes: {line}", depth)
 
 
 def _limit_lines(report: Report, result: Trace) -> None:
@@ -94,6 +124,9 @@ def _limit_lines(report: Report, result: Trace) -> None:
     report.add(
         f"token limits: TokenRateLimitPolicy {limits['metadata']['namespace']}/{limits['metadata']['name']}{fallback}"
     )
+    if result.outcome.auth.status == 200 and not result.routed:
+        report.add("not reached: no route rule matches the request (404)", 1)
+        return
     if not result.allowed:
         report.add("not reached: the request is denied before rate limiting", 1)
         return

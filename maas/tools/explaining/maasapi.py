@@ -16,6 +16,9 @@ modelled: the gateway calls select only when the request names a model (API-key 
   (`model_unhealthy` otherwise).
 - Candidates are ordered by priority (desc), largest token limit (desc), name; `accessAllowed` is whether a
   MaaSAuthPolicy grants the caller (user or a group) the model.
+- A status nobody wrote or observed (a `coexist` stack, explained without `--observed`) is the one the program's
+  status rules give (`world.Published`): a subscription's phase so assumed, and an alias read off an assumed
+  MaaSModelRef status, are named in `Selection.assumed`, so that an answer depending on them is marked as such.
 - 3.6 (seed 002, section 9 **[seed-only]**): `rateLimitId`, the short ID of `ns/name@model`, only for a
   subscription stamped `short` (annotation `maas.opendatahub.io/rate-limit-identity`, else
   `status.rateLimitIdentity`).
@@ -44,10 +47,12 @@ MULTIPLE = "user has access to multiple subscriptions, must specify subscription
 
 @dataclass(frozen=True)
 class LiveSubscription:
-    """A MaaSSubscription as maas-api reads it: the rendered object plus the status the program writes."""
+    """A MaaSSubscription as maas-api reads it: the rendered object plus the status the program writes (or the
+    live one); `assumed` says why that status is only assumed ("" when it was written or observed)."""
 
     body: Mapping[str, Any]
     status: Mapping[str, Any]
+    assumed: str = ""
 
     @property
     def name(self) -> str:
@@ -89,6 +94,12 @@ class LiveSubscription:
         return text_at(self.status, "phase") or ""
 
     @property
+    def shown_phase(self) -> str:
+        """`Active`, `Active (assumed: why)`, `(none)`."""
+        phase = self.phase or "(none)"
+        return f"{phase} (assumed: {self.assumed})" if self.assumed else phase
+
+    @property
     def short(self) -> bool:
         stamp = text_at(self.body, "metadata", "annotations", naming.RATE_LIMIT_IDENTITY_ANNOTATION)
         return (stamp or text_at(self.status, "rateLimitIdentity")) == "short"
@@ -113,6 +124,7 @@ class Selection:
 
     answer: dict[str, Any]
     reasons: list[str] = field(default_factory=list)
+    assumed: list[str] = field(default_factory=list)  # the assumed statuses the answer depends on, one line each
 
 
 def candidates(subscriptions: Sequence[LiveSubscription]) -> list[LiveSubscription]:
@@ -127,6 +139,7 @@ class ModelIndex:
     keys: frozenset[str] = frozenset()
     backends: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # `ns/{spec.modelRef.name}` -> keys
     aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # `status.resolvedModelAlias` -> keys
+    assumed: Mapping[str, str] = field(default_factory=dict)  # key -> why its status (so its alias) is assumed
 
     def resolve(self, requested: str) -> tuple[str | None, str]:
         """`resolvedModel` for a requested model, and why; None when it names no model or more than one. A
@@ -143,6 +156,28 @@ class ModelIndex:
                 return None, f"{quoted(requested)} is {what} {len(found)} MaaSModelRefs ({', '.join(found)})"
         return None, f"{quoted(requested)} names no MaaSModelRef, backend or published alias"
 
+    def assumption(self, requested: str) -> str:
+        """How resolving `requested` depends on an assumed MaaSModelRef status, or "": an alias read off one, or,
+        for a name nothing resolves, the aliases that assumed statuses may lack (the live ones may carry them)."""
+        if requested in self.keys or requested in self.backends:
+            return ""
+        found = self.aliases.get(requested, ())
+        assumed = [key for key in found if key in self.assumed]
+        if assumed:
+            alias = f"the resolvedModelAlias {quoted(requested)} of {', '.join(assumed)}"
+            return f"{alias} comes from an assumed status {self._why(assumed)}"
+        aliased = {key for keys in self.aliases.values() for key in keys}
+        unknown = sorted(key for key in self.assumed if key not in aliased)
+        if found or not unknown:
+            return ""
+        whose = "whose assumed status names none" if len(unknown) == 1 else "whose assumed statuses name none"
+        owners = ", ".join(unknown)
+        return f"{quoted(requested)} may be the live resolvedModelAlias of {owners}, {whose} {self._why(unknown)}"
+
+    def _why(self, keys: Sequence[str]) -> str:
+        reasons = sorted({self.assumed[key] for key in keys})
+        return f"({'; '.join(reasons)})"
+
 
 def select(
     request: Mapping[str, Any],
@@ -155,8 +190,11 @@ def select(
     first; one that resolves to none is `not_found`."""
     requested_model = str(request.get("requestedModel") or "")
     resolved, why = models.resolve(requested_model)
+    assumption = models.assumption(requested_model)
     if resolved is None:
-        return _error("not_found", f"model {requested_model} not found", f"requested model: {why}")
+        error = _error("not_found", f"model {requested_model} not found", f"requested model: {why}")
+        error.assumed.extend([assumption] if assumption else [])
+        return error
     selector = _Selector(
         model=resolved,
         username=str(request.get("username") or ""),
@@ -167,6 +205,7 @@ def select(
     requested = str(request.get("requestedSubscription") or "")
     selection = selector.explicit(requested, ordered) if requested else selector.automatic(ordered)
     selection.reasons.insert(0, f"requested model: {why}")
+    selection.assumed[:0] = [assumption] if assumption else []
     return selection
 
 
@@ -221,9 +260,11 @@ class _Selector:
     def selected(self, subscription: LiveSubscription, reasons: list[str]) -> Selection:
         """The success answer, unless the subscription may not serve inference (`model_unhealthy`)."""
         usable, reason, message = _health(subscription, self.model)
+        assumed = [f"{subscription.qualified} is {subscription.phase or 'unreconciled'}: {subscription.assumed}"]
         if not usable:
             error = _error("model_unhealthy", message, *reasons, reason)
             error.answer["phase"] = subscription.phase
+            error.assumed.extend(assumed if subscription.assumed else [])
             return error
         granted = granting_policies(self.auth_policies, self.model, self.username, self.groups)
         answer: dict[str, Any] = {
@@ -243,23 +284,25 @@ class _Selector:
             answer["rateLimitId"] = short_id(f"{subscription.qualified}@{self.model}")
         metadata = subscription.body.get("spec", {}).get("tokenMetadata", {})
         answer.update({k: metadata[k] for k in ("organizationId", "costCenter", "labels") if metadata.get(k)})
-        return Selection(answer, [*reasons, f"{reason}: selected {subscription.qualified}"])
+        selected = [*reasons, f"{reason}: selected {subscription.qualified}"]
+        return Selection(answer, selected, assumed if subscription.assumed else [])
 
 
 def _health(subscription: LiveSubscription, model: str) -> tuple[bool, str, str]:
     """Whether an inference request may use the subscription, why, and maas-api's message when it may not."""
     phase = subscription.phase
+    assumed = f" (assumed: {subscription.assumed})" if subscription.assumed else ""
     if phase not in INFERENCE_PHASES:
         shown = phase or "unreconciled"
         message = f"subscription is in {shown} phase (allowed: Active, Degraded)"
-        return False, f"its phase is {shown}; inference needs Active or Degraded", message
+        return False, f"its phase is {shown}{assumed}; inference needs Active or Degraded", message
     ref = subscription.model_ref(model)
     if phase != "Degraded" or ref is None or not items_at(ref, "tokenRateLimits"):
-        return True, f"phase {phase}", ""
+        return True, f"phase {phase}{assumed}", ""
     statuses = [s for s in items_at(subscription.status, "tokenRateLimitStatuses") if s.get("model") == ref.get("name")]
     if statuses and statuses[0].get("ready") is True:
-        return True, f"phase Degraded, and its TokenRateLimitPolicy status for {model} is ready", ""
-    reason = f"it is Degraded and its TokenRateLimitPolicy status for {model} is not ready"
+        return True, f"phase Degraded{assumed}, and its TokenRateLimitPolicy status for {model} is ready", ""
+    reason = f"it is Degraded{assumed} and its TokenRateLimitPolicy status for {model} is not ready"
     return False, reason, "subscription rate limiting policies are not ready"
 
 

@@ -12,6 +12,7 @@ from ... import naming
 from ...config import ModelConfig, TenantConfig
 from ..simulator import Caller, Outcome, Request, simulate
 from ..simulator.authorization import RuleVerdict
+from ..simulator.chain import subscriptions_of
 from . import maasapi
 from .limits import LimitVerdict
 from .world import World
@@ -29,6 +30,7 @@ class Objects:
     auth_policies: list[dict[str, Any]]
     gateway_namespace: str
     gateway_name: str
+    route: str = ""  # `ns/name` of the HTTPRoute that serves the model
 
     @property
     def path(self) -> str:
@@ -57,10 +59,7 @@ def objects_for(world: World, model: ModelConfig) -> Objects:
     limits = world.object("TokenRateLimitPolicy", model_outputs["tokenRateLimitPolicy"])
     if limits is None:
         limits = world.object("TokenRateLimitPolicy", tenant_outputs.get("defaultDenyPolicy"))
-    subscriptions = [
-        maasapi.LiveSubscription(body, world.published_status(body))
-        for body in world.items("MaaSSubscription", tenant.namespace)
-    ]
+    subscriptions = subscriptions_of(world, tenant.namespace)
     return Objects(
         model=model,
         tenant=tenant,
@@ -70,6 +69,7 @@ def objects_for(world: World, model: ModelConfig) -> Objects:
         auth_policies=world.items("MaaSAuthPolicy", tenant.namespace),
         gateway_namespace=world.config.platform.gateway.namespace,
         gateway_name=tenant.gateway_name(world.config.platform),
+        route=model_outputs.get("route", ""),
     )
 
 
@@ -101,11 +101,22 @@ class Trace:
         return self.outcome.limits
 
     @property
+    def routed(self) -> bool:
+        """Envoy has a route rule for the request (else 404, whatever the policies say)."""
+        return self.outcome.route is not None
+
+    @property
     def allowed(self) -> bool | None:
-        """True when every applying rule passes, False when one denies, None when one was not evaluated."""
-        if self.outcome.auth.status != 200:
+        """True when every applying rule passes, False when one denies or no route rule matches (404), None when
+        one was not evaluated."""
+        if self.outcome.auth.status != 200 or not self.routed:
             return False
         return None if self.outcome.auth.undecided else True
+
+    @property
+    def assumed(self) -> list[str]:
+        """The assumed statuses the decision depends on (`Outcome.assumed`)."""
+        return self.outcome.assumed
 
     @property
     def matched(self) -> list[LimitVerdict]:

@@ -4,6 +4,10 @@ model's rendered TokenRateLimitPolicy puts it in, and whether the rendered AuthP
 The limit is found by evaluating every `when` of the rendered policy with the CEL engine for a request that
 selects this subscription; the plan's `subscriptions` stack output says which limit it should be, and a
 disagreement is a bug signal.
+
+The phase is the one the program writes, else the live one, else (a `coexist` stack explained without
+`--observed`, a subscription the cluster does not have yet) the one the program's status rules give, shown
+`(assumed: why)`; the answers that depend on it are marked `on an assumed status`.
 """
 
 from __future__ import annotations
@@ -15,11 +19,12 @@ from ... import naming
 from ...config import SubscriptionConfig
 from ...observe.fields import text_at
 from ...plan.policies.identity import live_identity
+from .caller import assumption_lines, not_routed
 from .limits import describe_matched
 from .maasapi import granting_policies
 from .report import Report
 from .request import Objects, objects_for, trace
-from .world import UnknownNameError, World, unknown_message
+from .world import NONE, OBSERVED, UnknownNameError, World, unknown_message
 
 
 def explain_subscription(world: World, key: str, model: str | None = None) -> Report:
@@ -34,12 +39,21 @@ def explain_subscription(world: World, key: str, model: str | None = None) -> Re
     report.add(f"owners: {', '.join(label for label, _, _ in owner_callers(subscription))}", 1)
     report.add(f"priority: {subscription.priority}", 1)
     body = world.object("MaaSSubscription", key)
-    status = world.status(body) if body is not None else None
-    report.add(f"phase: {text_at(status, 'status', 'phase') or '(no status written)'}", 1)
+    report.add(f"phase: {_phase(world, body)}", 1)
     report.add(f"rate-limit identity: {output['rateLimitIdentity']} ({identity_reason(world, subscription)})", 1)
     for model_key in [model] if model else sorted(models):
         _model_lines(report, world, subscription, model_key, models[model_key])
     return report
+
+
+def _phase(world: World, body: Mapping[str, Any] | None) -> str:
+    """The phase maas-api reads and where it comes from."""
+    published = world.published(body) if body is not None else None
+    if published is None or published.source == NONE:
+        return "(no status written or observed)"
+    if published.source == OBSERVED:
+        return f"{published.phase} (observed: the live status)"
+    return published.shown_phase
 
 
 def identity_reason(world: World, subscription: SubscriptionConfig) -> str:
@@ -91,9 +105,14 @@ def _limit_lines(
     owner, whoever is admitted: the limit depends on the subscription, not on the caller)."""
     _, user, groups = owner_callers(subscription)[0]
     result = trace(world, objects, user, groups, subscription.key, limits_if_denied=True)
+    if not result.routed:
+        report.add(f"no limit is reached (404): {not_routed(objects)}", 2)
+        return
     answer = result.selection.answer if result.selection is not None else {}
+    marked = " (on an assumed status)" if result.assumed else ""
     if "error" in answer:
-        report.add(f"maas-api does not select it for inference: {answer['error']}: {answer['message']}", 2)
+        report.add(f"maas-api does not select it for inference{marked}: {answer['error']}: {answer['message']}", 2)
+        assumption_lines(report, result.assumed, 3)
         return
     if objects.limits is None:
         report.problem(f"no TokenRateLimitPolicy is rendered for {objects.model.key}", 2)
@@ -114,11 +133,15 @@ def _access_lines(report: Report, world: World, objects: Objects, subscription: 
         result = trace(world, objects, user, groups, subscription.key)
         policies = granting_policies(objects.auth_policies, objects.model.key, user, groups)
         via = f"MaaSAuthPolicy {', '.join(policies)}" if policies else "no MaaSAuthPolicy grants it"
-        if result.allowed:
-            report.add(f"{label}: admitted (via {via})", 3)
-            continue
-        denied = ", ".join(rule.name for rule in result.rules if rule.applies and rule.passed is not True)
-        report.add(f"{label}: NOT admitted, denied by {denied} ({via}); its callers get 403 here", 3)
+        marked = ", on an assumed status" if result.assumed else ""
+        if result.outcome.auth.status == 200 and not result.routed:
+            report.add(f"{label}: not routed (404): {not_routed(objects)}", 3)
+        elif result.allowed:
+            report.add(f"{label}: admitted (via {via}){marked}", 3)
+        else:
+            denied = ", ".join(rule.name for rule in result.rules if rule.applies and rule.passed is not True)
+            report.add(f"{label}: NOT admitted, denied by {denied} ({via}); its callers get 403 here{marked}", 3)
+        assumption_lines(report, result.assumed, 4)
 
 
 def owner_callers(subscription: SubscriptionConfig) -> list[tuple[str, str, list[str]]]:

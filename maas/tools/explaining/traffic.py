@@ -3,13 +3,16 @@ body model), stage by stage, from the request simulator: the route Envoy picks (
 wasm-shim runs (the policies), authentication, maas-api's selection, authorization, and the limit that counts it.
 
 A request that reaches a model's backend uncounted by a limit of that model for the selected subscription is a
-bug signal (exit 1), as is a caller admitted to a model that no MaaSAuthPolicy grants them.
+bug signal (exit 1), as is a caller admitted to a model that no MaaSAuthPolicy grants them. A result that
+depends on a status nobody wrote or observed (a `coexist` stack without `--observed`) is marked `on an assumed
+status`, with one `assumes:` line per such status.
 """
 
 from __future__ import annotations
 
 from ..simulator import Outcome, Request, simulate
 from ..simulator.invariant import violations
+from .caller import assumption_lines
 from .limits import describe_matched
 from .report import Report, compact
 from .world import World
@@ -125,6 +128,8 @@ def _verdict_lines(report: Report, world: World, outcome: Outcome) -> None:
     status = outcome.status
     said = {404: "404: no route rule matches", 429: "429: a zero limit (the default deny)"}
     text = outcome.auth.denial if status in (401, 403) else said.get(status, str(status))
-    report.add(f"result: {text}; backend {outcome.backend or 'none'}")
+    marked = " (on an assumed status)" if outcome.assumed else ""
+    report.add(f"result{marked}: {text}; backend {outcome.backend or 'none'}")
+    assumption_lines(report, outcome.assumed, 1)
     for violation in violations(world, outcome):
         report.problem(violation)

@@ -2,6 +2,14 @@
 
 Everything `explain` says comes from here, never from a second computation of the plan: the objects are what
 `render` prints for the same stack file and snapshot.
+
+The status maas-api reads of a MaaS CR is the one the program writes (`controllerMode: absent`), else the live one
+(`coexist`: the maas-controller keeps it), else, when neither is known (nothing observed, a CR the cluster does not
+have yet, one the controller has not reconciled, or `renderYamlToDirectory`), the status the program's own status
+rules give this configuration on this observation: the one it would write if it owned the status (the plan's own
+function on the plan's inputs; the plan keeps only the phase as a stack output when it does not write them). Such
+a status is **assumed**, and says so (`Published.assumed`): every answer that depends on it is marked, never given
+as what the cluster does.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ...config import MaasConfig, ModelConfig, SubscriptionConfig, TenantConfig, load_config, raw_from_stack_file
 from ...config.errors import quoted
 from ...observe import Observed, load_snapshot
-from ...observe.fields import mapping_at
+from ...observe.fields import mapping_at, text_at
 from ...plan.desired import Plan
 from ..render import render
 
@@ -28,6 +36,38 @@ ObjectKey = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), na
 
 class UnknownNameError(Exception):
     """A name on the command line that the stack does not have; the message names the closest ones."""
+
+
+WRITTEN, OBSERVED, ASSUMED, NONE = "written", "observed", "assumed", "none"
+CONTROLLER_OWNS = "the maas-controller owns it in coexist"
+NOBODY_WRITES = "the program writes no status with renderYamlToDirectory"
+SEEN = {"unknown": "not observed", "absent": "not on the cluster yet", "present": "the live object has no phase yet"}
+
+
+@dataclass(frozen=True)
+class Published:
+    """The status maas-api reads of one rendered object, and where it comes from: `written` by the program,
+    `observed` on the cluster, `assumed` (the program's status rules, since neither is known: `why` says why), or
+    `none` (a kind the program has no status rules for, unobserved)."""
+
+    status: Mapping[str, Any]
+    source: str
+    why: str = ""
+
+    @property
+    def phase(self) -> str:
+        return text_at(self.status, "phase") or ""
+
+    @property
+    def assumed(self) -> str:
+        """Why the status is assumed (`the maas-controller owns it in coexist; not observed`), "" when it is known."""
+        return self.why if self.source == ASSUMED else ""
+
+    @property
+    def shown_phase(self) -> str:
+        """`Active`, `Active (assumed: ...)`, `(none)`."""
+        phase = self.phase or "(none)"
+        return f"{phase} (assumed: {self.why})" if self.source == ASSUMED else phase
 
 
 @dataclass(frozen=True)
@@ -65,14 +105,46 @@ class World:
         return Network(self)
 
     def published_status(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
-        """The status maas-api reads: the one the program writes, else the live one (a controller keeps it in
-        `coexist`), else none."""
+        """The status maas-api reads (see `published`)."""
+        return self.published(body).status
+
+    def published(self, body: Mapping[str, Any]) -> Published:
+        """The status maas-api reads: the one the program writes, else the live one when it has a phase (a
+        controller keeps it in `coexist`), else the one the program's status rules give (assumed, and why)."""
         written = self.status(body)
         if written is not None:
-            return mapping_at(written, "status")
+            return Published(mapping_at(written, "status"), WRITTEN)
         metadata = body["metadata"]
-        live = self.observed.lookup(body["kind"], metadata.get("namespace", ""), metadata["name"])
-        return mapping_at(live.object, "status")
+        key = (body["kind"], metadata.get("namespace", ""), metadata["name"])
+        live = self.observed.lookup(*key)
+        status = mapping_at(live.object, "status")
+        if text_at(status, "phase"):
+            return Published(status, OBSERVED)
+        intended = self.intended_statuses.get(key)
+        if intended is None:
+            return Published(status, OBSERVED if live.object is not None else NONE)
+        owner = CONTROLLER_OWNS if self.config.platform.controllerMode == "coexist" else NOBODY_WRITES
+        return Published(intended, ASSUMED, f"{owner}; {SEEN[live.state]}")
+
+    @cached_property
+    def intended_statuses(self) -> Mapping[ObjectKey, Mapping[str, Any]]:
+        """The status of each MaaS CR that the program would write if it owned the status (`controllerMode:
+        absent`, no `renderYamlToDirectory`), judged by its status rules on this observation: the same function
+        (`plan/models/resources.publish`) and inputs as the plan's, which writes them only in `absent` mode."""
+        from ...plan.models.resources import publish  # only a stack whose status the program does not write
+        from ...plan.policies.identity import effective_identities
+
+        platform = self.config.platform
+        kubernetes = platform.kubernetes.model_copy(update={"renderYamlToDirectory": None})
+        owning = platform.model_copy(update={"controllerMode": "absent", "kubernetes": kubernetes})
+        config = self.config.model_copy(update={"platform": owning})
+        publication = publish(config, self.observed, effective_identities(self.config, self.observed).of)
+        intended = {}
+        for writes in publication.statuses.values():
+            for write in writes:
+                metadata = write.body["metadata"]
+                intended[(write.body["kind"], metadata.get("namespace", ""), metadata["name"])] = write.body["status"]
+        return intended
 
     def model(self, key: str) -> ModelConfig:
         return self._registered(key, self.config.models_by_key, "model", "models")

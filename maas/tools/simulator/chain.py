@@ -95,24 +95,24 @@ class Network:
 
     @cached_property
     def models(self) -> ModelIndex:
-        """Every rendered MaaSModelRef, with the alias its published status carries."""
-        keys, backends, aliases = set(), defaultdict(list), defaultdict(list)
+        """Every rendered MaaSModelRef, with the alias its published status carries (and which are assumed)."""
+        keys, backends, aliases, assumed = set(), defaultdict(list), defaultdict(list), {}
         for (kind, namespace, name), body in self.world.objects.items():
             if kind != "MaaSModelRef":
                 continue
             key = naming.qualified(namespace, name)
             keys.add(key)
             backends[naming.qualified(namespace, text_at(body, "spec", "modelRef", "name") or "")].append(key)
-            if alias := text_at(self.world.published_status(body), "resolvedModelAlias"):
+            published = self.world.published(body)
+            if alias := text_at(published.status, "resolvedModelAlias"):
                 aliases[alias].append(key)
-        return ModelIndex(frozenset(keys), _frozen(backends), _frozen(aliases))
+            if published.assumed:
+                assumed[key] = published.assumed
+        return ModelIndex(frozenset(keys), _frozen(backends), _frozen(aliases), assumed)
 
     def subscriptions(self, tenant: TenantConfig) -> list[LiveSubscription]:
         """What the tenant's maas-api reads: the MaaSSubscriptions of its namespace with their statuses."""
-        return [
-            LiveSubscription(body, self.world.published_status(body))
-            for body in self.world.items("MaaSSubscription", tenant.namespace)
-        ]
+        return subscriptions_of(self.world, tenant.namespace)
 
     def gateway_for(self, request: Request, gateway: str | None) -> GatewayView:
         """The named Gateway, else the platform's for a request without a host, else the one whose listeners
@@ -184,12 +184,27 @@ class Outcome:
         return self.auth.selection
 
     @property
+    def assumed(self) -> list[str]:
+        """The assumed statuses the request's fate depends on (maas-api's answer read them), one line each."""
+        return list(self.selection.assumed) if self.selection else []
+
+    @property
     def selected(self) -> str | None:
         """`ns/name` of the subscription maas-api selected, if it selected one."""
         answer = self.selection.answer if self.selection else {}
         if answer.get("error") or not answer.get("name"):
             return None
         return naming.qualified(answer["namespace"], answer["name"])
+
+
+def subscriptions_of(world: World, namespace: str) -> list[LiveSubscription]:
+    """The MaaSSubscriptions of a tenant namespace as its maas-api reads them, each with the status it reads (an
+    assumed one says why)."""
+    found = []
+    for body in world.items("MaaSSubscription", namespace):
+        published = world.published(body)
+        found.append(LiveSubscription(body, published.status, published.assumed))
+    return found
 
 
 def request_headers(request: Request) -> dict[str, str]:

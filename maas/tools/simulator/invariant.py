@@ -3,6 +3,11 @@ a limit of M's own TokenRateLimitPolicy with the rates the selected subscription
 unlimited on M; and a caller never reaches a model that no MaaSAuthPolicy grants them (under the name the
 configuration knows them by). Model discovery
 (`.../v1/models` with `platform.exemptModelDiscovery`) is never counted, by design.
+
+On a stack whose statuses nobody wrote or observed (`controllerMode: coexist`, rendered without a snapshot), maas-api
+reads the phases the program's status rules give (`explaining/world.py`, assumed): requests are then admitted as on
+the cluster, and checked here like any other; were such a phase read as "unreconciled", every request would be
+denied and the invariant would hold vacuously.
 """
 
 from __future__ import annotations
