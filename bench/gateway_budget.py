@@ -7,7 +7,10 @@ same with `platform.predicateFormat: compact`, and older KServe routes (one rule
 each as EnvoyFilter MiB next to the reference page's measured table and the ratio. Then the per-item weights of
 the plain configuration (compact JSON) against the page's figures, and the report's seconds against
 `build_plan`'s (CPU seconds of this process, steadier than the wall clock on a busy machine; a full garbage
-collection first, so that neither pays for the other's garbage).
+collection first, so that neither pays for the other's garbage; the collector tuned as the program's entry points
+tune it, `maas.gc_tuning`): `report` measures every Gateway, `levers` evaluates the levers of each one from 80 %
+(`maas/plan/gateway/levers.py`; every case here is far over), and `build_plan` includes both. Last, the levers of
+the short-ID and legacy-key columns with the size each leaves.
 
 Usage:
     python bench/gateway_budget.py            # 0, 100, 1,000 and 10,000 subscriptions
@@ -29,11 +32,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 from render_scale import MODELS, configuration  # noqa: E402
 
 from maas.config import load_config  # noqa: E402
+from maas.gc_tuning import tune_gc  # noqa: E402
 from maas.observe import Observed, Scope  # noqa: E402
 from maas.plan.build import build_plan  # noqa: E402
-from maas.plan.gateway import gateway_budgets  # noqa: E402
-from maas.plan.gateway.budget import plan_policies  # noqa: E402
+from maas.plan.gateway.budget import Sizing, plan_policies  # noqa: E402
 from maas.plan.gateway.encoding import compact  # noqa: E402
+from maas.plan.gateway.levers import Levers  # noqa: E402
 from maas.plan.gateway.policies import PolicyIndex  # noqa: E402
 from maas.plan.gateway.routes import gateway_of, routes  # noqa: E402
 from maas.plan.gateway.wasm import wasm_config  # noqa: E402
@@ -82,14 +86,26 @@ def case(subscriptions: int, identity: str, platform: dict | None = None, one_ma
     plan_seconds = time.process_time() - started
     gc.collect()
     started = time.process_time()
-    (budget,) = gateway_budgets(config, plan, observed)
+    sizing = Sizing(config, plan, observed)
+    (budget,) = sizing.budgets()
     report_seconds = time.process_time() - started
-    return {"mib": budget.bytes / MIB, "plan_s": plan_seconds, "report_s": report_seconds, "budget": budget}
+    started = time.process_time()
+    levers = Levers(sizing).of(budget)
+    levers_seconds = time.process_time() - started
+    return {
+        "mib": budget.bytes / MIB,
+        "plan_s": plan_seconds,
+        "report_s": report_seconds,
+        "levers_s": levers_seconds,
+        "budget": budget,
+        "levers": levers,
+    }
 
 
 def table(counts: list[int]) -> None:
     print(f"EnvoyFilter MiB, {MODELS} models on one gateway, one https listener (reference in brackets, ratio)")
     print("subscriptions  short IDs               legacy keys             1-match short          compact short")
+    levers = []
     for count in counts:
         ref_short, ref_legacy, ref_one = REFERENCE[count]
         short, legacy = case(count, "short"), case(count, "legacy")
@@ -99,10 +115,20 @@ def table(counts: list[int]) -> None:
             f"{count:13,d}  {_cell(short['mib'], ref_short)}  {_cell(legacy['mib'], ref_legacy)}  "
             f"{_cell(one['mib'], ref_one)}  {squeezed['mib']:6.2f} ({squeezed['mib'] / short['mib'] - 1:+.0%})"
         )
-        print(
-            f"{'':13s}  report {short['report_s']:.3f} CPU s of build_plan {short['plan_s']:.2f} CPU s; "
-            f"{short['budget'].action_sets} action sets, {short['budget'].limits} limits"
-        )
+        for name, found in (("short", short), ("legacy", legacy)):
+            print(
+                f"{'':13s}  {name}: report {found['report_s']:.3f} + levers {found['levers_s']:.3f} CPU s of "
+                f"build_plan {found['plan_s']:.2f} CPU s; {found['budget'].action_sets} action sets, "
+                f"{found['budget'].limits} limits"
+            )
+            levers.append((count, name, found))
+    print("\nLevers, best first: the size each leaves (MiB, and against today's)")
+    for count, name, found in levers:
+        print(f"  {count:,d} subscriptions, {name}:")
+        for lever in found["levers"]:
+            there = "" if lever.destination_bytes is None else f", {lever.destination_bytes / MIB:.2f} MiB there"
+            change = lever.bytes / found["budget"].bytes - 1
+            print(f"    {lever.bytes / MIB:7.2f} MiB ({change:+.0%}){there}: {lever.text}")
 
 
 def _cell(mib: float, reference: float | None) -> str:
@@ -138,6 +164,7 @@ def weights() -> None:
 
 
 def main() -> None:
+    tune_gc()
     cap = int(sys.argv[1]) if len(sys.argv) > 1 else COUNTS[-1]
     table([count for count in COUNTS if count <= cap])
     weights()

@@ -8,7 +8,7 @@ subscriptions stamped `legacy` (status), `short` (status, and one by the annotat
 never stamped (pre-3.6); llama's 50000/1h rate set mixes them, so it is split into `tokens-…` and `tokens-…-id`.
 
 The gateway AuthPolicies are the one thing not written out: this program's gateway policy deliberately differs
-from upstream's (README, "What differs from the upstream controller"), so they are this program's rendering of
+from upstream's (docs/operations.md, "What differs from the upstream controller"), so they are this program's rendering of
 the two tenants, relabelled as the controller's (OIDC callers named as the controller names them). What the round
 trip checks for them is that the importer gets back every input they depend on (Gateways, OIDC, the infra
 namespace).
@@ -904,3 +904,17 @@ def controller_cluster(*extra: dict[str, Any], leave_out: tuple[str, ...] = ()) 
 def _ref(body: dict[str, Any]) -> str:
     metadata = body["metadata"]
     return f"{body['kind']}/{metadata.get('namespace', '')}/{metadata['name']}"
+
+
+DB_SECRET = ObjectRef("Secret", INFRA, "maas-db-config")
+
+
+def controller_cluster_without_db_secret(*extra: dict[str, Any]) -> Observed:
+    """That cluster without the `maas-db-config` Secret maas-api needs, as `import --context` reads it: the second
+    read asks for the Secret by name and finds none, so the imported configuration fails preflight (issue 20)."""
+    return Observed.of(
+        [*controller_objects(), *extra],
+        listed=what_to_import().lists,
+        got=[*FETCHED, DB_SECRET],
+        crds={kind: True for kind in IMPORTED_KINDS},
+    )

@@ -15,8 +15,8 @@ from maas.config import load_config
 from maas.config.schema import ModelConfig
 from maas.observe import Observed
 from maas.plan.build import build_plan
-from maas.plan.gateway.budget import plan_policies
-from maas.plan.gateway.encoding import Composite, CompositeList, Embedded, Measurer, compact, stored_json
+from maas.plan.gateway.budget import Sizing, plan_policies
+from maas.plan.gateway.encoding import Composite, CompositeList, Embedded, Measurer, Spliced, compact, stored_json
 from maas.plan.gateway.envelope import wasm_object
 from maas.plan.gateway.policies import Policy, PolicyIndex
 from maas.plan.gateway.routes import Gateway, Listener, Route, gateway_of, kserve_rules, routes
@@ -281,13 +281,16 @@ def test_stored_json_escapes_as_gos_encoding_json():
 
 def test_measuring_shared_parts_equals_writing_everything_out():
     shared = CompositeList([{"k": 'va"l & <x>'}, "zoë\u2028", {"n": [1, 2, None, True]}])
+    run = ({"r": "ü"}, "two")
     tree = Composite(
         a=shared,
         b=Composite(c=shared, d="plain"),
         e=Embedded(Composite(f=shared, g=[])),
         h=CompositeList(),
         i=Composite(),
+        j=CompositeList([Spliced(run, ["x"]), Spliced((), run), Spliced(), Spliced(run)]),
     )
+    assert json.loads(compact(tree))["j"] == [[{"r": "ü"}, "two", "x"], [{"r": "ü"}, "two"], [], [{"r": "ü"}, "two"]]
     assert Measurer().measure(tree).stored == len(stored_json(tree).encode())
 
 
@@ -326,3 +329,28 @@ def test_a_planned_policy_not_yet_created_is_the_newest_on_its_level():
     live = Policy("TokenRateLimitPolicy", "llm", "z-live", target, created="2026-01-01T00:00:00Z")
     found = PolicyIndex([planned, live]).on_path("TokenRateLimitPolicy", ("gw", "g"), "https", ("llm", "r"), "rule-1")
     assert [p.name for p in found] == ["z-live", "a-planned"]
+
+
+def test_building_again_from_what_a_builder_made_equals_a_fresh_build_byte_for_byte():
+    """The levers build a Gateway again with routes left out, moved or pinned, and with other policies: one builder
+    per Gateway and index, one measurer, and every figure as a fresh build written out would give."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from render_scale import configuration
+
+    raw = configuration(40, "legacy")
+    raw["models"] = raw["models"][:12]
+    kept = {m["name"] for m in raw["models"]}
+    raw["subscriptions"] = [s for s in raw["subscriptions"] if all(r["name"] in kept for r in s["modelRefs"])]
+    config = load_config(raw)
+    plan = build_plan(config, Observed.nothing())
+    sizing = Sizing(config, plan, Observed.nothing())
+    gateway = sizing.gateway(*GW)
+    (budget,) = sizing.budgets()
+    fewer = [r for r in sizing.routes if r.model not in {"llm-0/model-000", "llm-1/model-001"}]
+    index = PolicyIndex([p for p in sizing.policies if p.name != "maas-trlp-model-002"])
+    for carried, policies in ((None, None), (fewer, None), (None, index), (fewer, index), (None, None)):
+        fresh = wasm_config(gateway, sizing.routes if carried is None else carried, policies or sizing.index)
+        written = len(stored_json(wasm_object(gateway, fresh.body(), "1.5")).encode("utf-8"))
+        assert sizing.size(gateway, carried, policies) == sizing.measure(gateway, carried, policies).bytes == written
+    assert sizing.measure(gateway) == budget
+    assert len(budget.models) == 12 and budget.models[: len(budget.largest)] == budget.largest[: len(budget.models)]

@@ -147,3 +147,11 @@ def test_hostile_imported_stack_file_of_dns_label_names_reads_back_identically(t
     stack = tmp_path_factory.mktemp("import") / "Pulumi.dev.yaml"
     stack.write_text(stack_document(config, "the snapshot 1e3.yaml"))
     assert raw_from_stack_file(stack)[0] == config
+
+
+def test_hostile_yaml_line_breaks_in_a_value_read_back_identically():
+    """NEL, LS and PS are line breaks to a YAML reader: PyYAML wrote them raw inside single quotes, where they were
+    folded into spaces, so a snapshot of a ConfigMap holding one did not read back (hypothesis found `'\\x85'`)."""
+    for value in ("\x85", "a\u2028b", "\u2029", "x\x85y"):
+        text = yaml_text({"k": value}, sort_keys=True)
+        assert yaml_document(text, "x") == {"k": value}, text

@@ -640,7 +640,7 @@ def test_round_trip_after_the_controller_is_gone(imported):
 # ------------------------------------------------------------------------- what adoption brings along
 
 
-STEP_4 = 'once the controller is stopped (README, "Migrating from maas-controller", step 4)'
+STEP_4 = "once the controller is stopped (docs/migrating.md, step 4)"
 
 
 @pytest.fixture(scope="module")
@@ -770,13 +770,15 @@ def test_cli_with_observed_prints_the_stack_file_writes_the_import_file_and_repo
     )
 
 
-def test_cli_with_nothing_to_import_exits_2_with_the_reason_and_writes_nothing(tmp_path, capsys):
+def test_cli_with_nothing_to_import_exits_2_with_the_reason_and_writes_no_import_file(tmp_path, capsys):
+    """stdout is a stack file that says so (tests/test_import_failure.py): `> FILE` never leaves it empty."""
     snapshot = tmp_path / "empty.yaml"
     snapshot.write_text(dump_snapshot(Observed.of([], listed=what_to_import().lists)))
     import_file = tmp_path / "pulumi-import.json"
     assert main(["import", "--observed", str(snapshot), "--import-file", str(import_file)]) == 2
     out, err = capsys.readouterr()
-    assert (out, err) == ("", f"error: {NOTHING}\n")
+    assert out.startswith("# IMPORT FAILED (nothing was imported)")
+    assert err.splitlines()[0] == f"error: {NOTHING}"
     assert not import_file.exists()
 
 
@@ -784,11 +786,17 @@ def test_cli_refuses_kubeconfig_without_context_and_an_unwritable_import_file(tm
     snapshot = tmp_path / "cluster.yaml"
     snapshot.write_text(dump_snapshot(controller_cluster()))
     assert main(["import", "--observed", str(snapshot), "--kubeconfig", "k"]) == 2
-    assert capsys.readouterr().err == "error: --kubeconfig and --save-snapshot apply only with --context\n"
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "error: --kubeconfig and --save-snapshot apply only with --context"
+    assert err[-1].startswith("next: Correct the command line, then run the import again")
     missing = tmp_path / "no-such-dir" / "import.json"
     assert main(["import", "--observed", str(snapshot), "--import-file", str(missing)]) == 2
     out, err = capsys.readouterr()
-    assert out == "" and err == f"error: cannot write {missing}: No such file or directory\n"
+    assert f"error: cannot write {missing}: No such file or directory" in err.splitlines()
+    assert out.startswith("# IMPORT FAILED (the configuration was read, but the import did not finish)")
+    header = " ".join(line.removeprefix("#").strip() for line in out.splitlines() if line.startswith("#"))
+    assert f"missing: the import file ({missing} was not written)." in header
+    assert yaml.safe_load(out)["config"]["maas:subscriptions"] == EXPECTED["subscriptions"]
 
 
 def test_cli_with_context_reads_the_cluster_twice_and_saves_what_it_read(tmp_path, capsys):

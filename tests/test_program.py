@@ -155,6 +155,24 @@ def test_configuration_errors_reach_pulumi_as_one_logged_list_and_the_already_re
     assert "maas:platform.flavor: 'aws' is not allowed" in message and "'1d' is not a valid window" in message
 
 
+def test_a_stack_with_no_maas_key_warns_at_pulumi_up_as_render_does(monkeypatch):
+    """An empty stack file (an import whose `> Pulumi.prod.yaml` did not finish) would deploy the default platform
+    into the current context: `pulumi up` says so, as `render` and `validate` do for the file."""
+    from maas.deploy import program
+
+    monkeypatch.setattr(program, "raw_from_pulumi", dict)
+    warned = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *_, **__: warned.append(message))
+    monkeypatch.setattr(program, "run", lambda publish_failed: None)
+    program.main()
+    assert [w for w in warned if "sets no 'maas:' key" in w] == [
+        f"stack {pulumi.get_stack()}: the stack file sets no 'maas:' key (its configuration has none): every setting takes its "
+        "default, so this renders (and `pulumi up` would deploy) the default tenant's platform alone, into the "
+        "cluster of the current kubeconfig context. A `python -m maas import ... > FILE` that did not finish leaves "
+        "such a file: run the import again (--out FILE). To mean the defaults, set a key: 'maas:platform: {}'"
+    ]
+
+
 def test_an_unreachable_cluster_reaches_pulumi_as_one_logged_error_and_the_already_reported_exit(dev_raw, monkeypatch):
     """`pulumi preview` reads the cluster of `platform.kubernetes`; nothing listens on port 9 here."""
     from maas.deploy import program

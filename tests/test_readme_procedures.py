@@ -1,6 +1,8 @@
-"""The procedures README.md (and docs/*.md) gives as shell commands, checked against the code they rely on, so that
-a procedure cannot drift from the program: the flags of drift detection, the migration's order, providers,
-import file and forced applies, the finalizer command, and the Operator's RBAC, Secret and refresh.
+"""The procedures README.md and docs/*.md give as shell commands, checked against the code they rely on, so that a
+procedure cannot drift from the program: the flags of drift detection (README and every page; the project's refresh
+in docs/operations.md), the migration's order, providers, import file and forced applies, the finalizer command
+(docs/migrating.md), and the Operator's RBAC, Secret and refresh (docs/operations.md). Whether each command runs
+and exits as its text says is tests/test_doc_commands.py's.
 """
 
 from __future__ import annotations
@@ -38,7 +40,9 @@ from tests.test_deploy_example import (
 
 README = ROOT / "README.md"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
-MIGRATION = "Migrating from maas-controller"
+OPERATIONS = ROOT / "docs" / "operations.md"  # running it for real, and the Operator
+MIGRATING = ROOT / "docs" / "migrating.md"  # the migration, the whole page
+RUNNING = "Running it for real"
 OPERATOR = "Running continuously with the Pulumi Kubernetes Operator"
 PATCH_FORCE_ENV = "PULUMI_K8S_ENABLE_PATCH_FORCE"
 NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
@@ -115,8 +119,13 @@ def kubernetes_objects(rendering) -> list:
 
 
 @pytest.fixture(scope="module")
-def readme() -> dict[str, str]:
-    return sections(README)
+def operations() -> dict[str, str]:
+    return sections(OPERATIONS)
+
+
+@pytest.fixture(scope="module")
+def migration_text() -> str:
+    return MIGRATING.read_text(encoding="utf-8")
 
 
 # ---------------------------------------------------------------------------------------------- drift detection
@@ -131,12 +140,13 @@ def test_every_expect_no_changes_refreshes_first(path):
             assert "--refresh" in command.split() and "--refresh=false" not in command, command
 
 
-def test_the_readme_gates_on_drift_with_refresh_and_the_project_refreshes_as_it_says(readme):
-    gates = [c for c in every_command_text(README) if "--expect-no-changes" in c]
+def test_the_docs_gate_on_drift_with_refresh_and_the_project_refreshes_as_it_says(operations):
+    gates = [c for path in (README, *DOCS) for c in every_command_text(path) if "--expect-no-changes" in c]
     assert gates and all(c.startswith("pulumi preview") for c in gates)
+    assert any("--expect-no-changes" in c for c in every_command_text(OPERATIONS))  # where drift is explained
     # "`Pulumi.yaml` sets `options: refresh: always`": the CLI then refreshes every preview and up
     # (pulumi/pulumi pkg/cmd/pulumi/operations/io.go getRefreshOption).
-    assert "`options: refresh: always`" in readme["Running it for real"]
+    assert "`options: refresh: always`" in operations[RUNNING]
     assert yaml.safe_load((ROOT / "Pulumi.yaml").read_text(encoding="utf-8"))["options"]["refresh"] == "always"
 
 
@@ -144,8 +154,8 @@ def test_the_readme_gates_on_drift_with_refresh_and_the_project_refreshes_as_it_
 
 
 @pytest.fixture(scope="module")
-def migration(readme) -> list[Command]:
-    return shell_commands(readme[MIGRATION])
+def migration(migration_text) -> list[Command]:
+    return shell_commands(migration_text)
 
 
 @pytest.fixture(scope="module")
@@ -207,22 +217,22 @@ def test_patch_force_is_in_effect_for_the_migration_preview_not_only_for_the_up(
         assert applied and unforced == []
 
 
-def test_the_migration_text_never_sets_patch_force_for_the_up_alone(readme):
-    text = " ".join(readme[MIGRATION].split())
+def test_the_migration_text_never_sets_patch_force_for_the_up_alone(migration_text):
+    text = " ".join(migration_text.split())
     for sentence in re.split(r"(?<=[.;:])\s", text):
         if PATCH_FORCE_ENV in sentence:
             assert "preview" in sentence, sentence
     assert "`coexist`" in text and "pulumi.com/patchForce" in text
 
 
-def test_the_migration_says_the_mode_the_importer_sets(readme, migration_rendering):
-    assert "`controllerMode: coexist`, which the import sets" in " ".join(readme[MIGRATION].split())
+def test_the_migration_says_the_mode_the_importer_sets(migration_text, migration_rendering):
+    assert "`controllerMode: coexist`, which the import sets" in " ".join(migration_text.split())
     tenant = next(r for r in kubernetes_objects(migration_rendering) if r.inputs["kind"] == "MaasTenantConfig")
     assert tenant.inputs["metadata"]["annotations"]["opendatahub.io/managed"] == "false"  # coexist's hand-over
 
 
-def test_the_finalizer_command_of_the_migration_is_the_one_the_preview_prints(readme):
-    text = " ".join(readme[MIGRATION].split())
+def test_the_finalizer_command_of_the_migration_is_the_one_the_preview_prints(migration_text):
+    text = " ".join(migration_text.split())
     [command] = [c for c in inline_code(text) if c.startswith("kubectl patch")]
     assert command == finalizer_patch_command("MaaSSubscription", "NS", "NAME")
 
@@ -231,8 +241,8 @@ def test_the_finalizer_command_of_the_migration_is_the_one_the_preview_prints(re
 
 
 @pytest.fixture(scope="module")
-def operator(readme) -> str:
-    return " ".join(readme[OPERATOR].split())
+def operator(operations) -> str:
+    return " ".join(operations[OPERATOR].split())
 
 
 def test_the_operator_procedure_applies_the_folder_whose_role_the_program_needs(operator):
@@ -269,6 +279,6 @@ def test_the_operator_secret_command_creates_what_the_stack_reads(operator):
     assert argv[7].startswith(f"--from-literal={token['key']}=")
 
 
-def test_the_operator_runs_up_with_refresh_as_the_readme_says(operator):
+def test_the_operator_runs_up_with_refresh_as_the_docs_say(operator):
     assert "`pulumi up --refresh`" in operator
     assert one("Stack")["spec"]["refresh"] is True

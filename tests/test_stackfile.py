@@ -56,7 +56,11 @@ def test_project_stacks_read_as_before(path):
     """Nothing in the project's own stacks depends on YAML 1.1 resolution, so the old reader agrees."""
     config = yaml.safe_load(path.read_text())["config"]
     expected = {key.removeprefix("maas:"): value for key, value in config.items() if key.startswith("maas:")}
-    assert raw_from_stack_file(path) == (expected, [])
+    raw, warnings = raw_from_stack_file(path)
+    assert raw == expected
+    assert [w.split(": ", 1)[1][:40] for w in warnings] == (
+        [] if expected else ["the stack file sets no 'maas:' key (its "]
+    )
 
 
 def test_raw_from_stack_file_is_exported_where_it_was():
@@ -283,9 +287,66 @@ def test_config_must_be_a_mapping(tmp_path, value, found):
     )
 
 
-@pytest.mark.parametrize("text", ["", "---\n", "# nothing yet\n", "config:\n", "config: {}\n"])
-def test_stack_without_configuration_reads_as_empty(tmp_path, text):
-    assert read(tmp_path, text) == ({}, [])
+NO_KEYS = (
+    "STACK{where}: the stack file sets no 'maas:' key ({why}): every setting takes its default, so this renders (and "
+    "`pulumi up` would deploy) the default tenant's platform alone, into the cluster of the current kubeconfig "
+    "context. A `python -m maas import ... > FILE` that did not finish leaves such a file: run the import again "
+    "(--out FILE). To mean the defaults, set a key: 'maas:platform: {{}}'"
+)
+EMPTY = "the file is empty, or only comments"
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "why"),
+    [
+        ("", "", EMPTY),
+        ("---\n", "", EMPTY),
+        ("# nothing yet\n", "", EMPTY),
+        ("config:\n", "", "its 'config:' is empty"),
+        ("config: {}\n", ":1:9", "its 'config:' is empty"),
+        ("secretsprovider: passphrase\n", "", "no 'config:'"),
+        (
+            "config:\n  kubernetes:context: prod\n  aws:region: x\n  b:c: 1\n  d:e: 2\n",
+            ":2:3",
+            "only keys of other namespaces: 'aws:region', 'b:c', 'd:e' and 1 more",
+        ),
+    ],
+    ids=["empty", "document-marker", "comments", "config-null", "config-empty", "no-config", "other-namespaces"],
+)
+def test_a_stack_file_without_maas_keys_reads_as_empty_and_warns_naming_the_file(tmp_path, text, where, why):
+    """Issue 20: `python -m maas import ... > Pulumi.prod.yaml` that failed left an empty file, which rendered 39
+    objects with exit 0 and no warning."""
+    path = stack(tmp_path, text)
+    raw, warnings = raw_from_stack_file(path)
+    assert raw == {}
+    assert [warning.replace(str(path), "STACK") for warning in warnings] == [NO_KEYS.format(where=where, why=why)]
+
+
+def test_one_maas_key_even_empty_is_configuration_and_esc_environments_may_hold_the_keys(tmp_path):
+    assert read(tmp_path, "config:\n  maas:platform: {}\n") == ({"platform": {}}, [])
+    _, warnings = read(tmp_path, "environment: [prod]\nconfig: {}\n")
+    assert [w.split(": ", 1)[1][:41] for w in warnings] == ["the stack imports Pulumi ESC environments"]
+
+
+@pytest.mark.parametrize("command", ["render", "validate"])
+def test_render_and_validate_of_an_empty_stack_file_warn_naming_it(tmp_path, capsys, command):
+    path = stack(tmp_path, "")
+    assert main([command, "--config-file", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {path}: the stack file sets no 'maas:' key (the file is empty, or only comments)" in err
+
+
+@pytest.mark.parametrize("key", ["maas:importFailed", "importFailed", "maas:config:importFailed"])
+def test_the_stack_file_of_a_failed_import_is_refused_as_pulumi_up_refuses_it(tmp_path, key):
+    text = f"# IMPORT FAILED\nconfig:\n  maas:models: []\n  {key}: nothing was imported\n"
+    assert problem(tmp_path, text) == (
+        "STACK:4:3: this stack file is what a `python -m maas import` that failed printed ('nothing was imported'), "
+        "not a configuration to render or deploy: the comments at its top say what failed and what to do; fix that "
+        "and run the import again, which replaces the file (to look at the configuration it read meanwhile, delete "
+        "this 'maas:importFailed' line: the import file is still missing)"
+    )
+    with pytest.raises(ConfigError, match=r"maas:importFailed: unknown configuration key"):
+        load.load_config({"importFailed": "x"})  # what `pulumi up` says of it
 
 
 def test_non_utf8_bytes_are_refused_at_their_position(tmp_path):
@@ -413,10 +474,10 @@ def test_esc_environment_renders_with_one_warning(tmp_path, capsys):
 
 
 def test_top_level_key_the_cli_ignores_is_a_warning(tmp_path):
-    assert read(tmp_path, "Config:\n  maas:models: []\n") == (
-        {},
-        [
-            f"{tmp_path / 'Pulumi.t.yaml'}:1:1: top-level key 'Config' is not a stack-file setting and the Pulumi "
-            "CLI ignores it; the settings are config, environment, secretsprovider, encryptedkey, encryptionsalt"
-        ],
-    )
+    raw, warnings = read(tmp_path, "Config:\n  maas:models: []\n")
+    assert raw == {}
+    assert warnings == [
+        f"{tmp_path / 'Pulumi.t.yaml'}:1:1: top-level key 'Config' is not a stack-file setting and the Pulumi "
+        "CLI ignores it; the settings are config, environment, secretsprovider, encryptedkey, encryptionsalt",
+        NO_KEYS.format(where="", why="no 'config:'").replace("STACK", str(tmp_path / "Pulumi.t.yaml")),
+    ]

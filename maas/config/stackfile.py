@@ -9,7 +9,10 @@ yaml.v3 bound on alias expansion, bare config keys namespaced with the project n
 tags, a second document, `.nan`, nesting beyond MAX_DEPTH, two spellings of one key) it is refused as well.
 
 Every problem raises ConfigError with one issue at `file:line:column` whose message says what to write instead;
-text from the file is quoted and escaped, so a crafted file cannot forge another line of output.
+text from the file is quoted and escaped, so a crafted file cannot forge another line of output. A file that sets
+no `maas:` key (empty, only comments, `config: {}`) reads as the defaults with a warning naming it, since it is
+what an unfinished `python -m maas import ... > FILE` leaves; the file a failed import prints, which holds
+`maas:importFailed`, is refused, as `pulumi up` refuses it (no configuration has that key).
 """
 
 from __future__ import annotations
@@ -29,6 +32,15 @@ NAMESPACE = "maas"  # the Pulumi project name (Pulumi.yaml), hence the namespace
 SECRET_PLACEHOLDER = "<secret: not decrypted offline>"
 MAX_DEPTH = 100  # nested lists and mappings; real configuration needs fewer than 10
 STACK_SETTINGS = ("config", "environment", "secretsprovider", "encryptedkey", "encryptionsalt")
+# The key a failed `python -m maas import` writes first into the stack file it prints (`tools/importing/failure.py`):
+# no configuration has it, so `pulumi up` refuses the file (unknown key), and reading it here says why.
+IMPORT_FAILED = "importFailed"
+NO_KEYS = (
+    "{where}: the stack file sets no '{namespace}:' key ({why}): every setting takes its default, so this renders "
+    "(and `pulumi up` would deploy) the default tenant's platform alone, into the cluster of the current kubeconfig "
+    "context. A `python -m maas import ... > FILE` that did not finish leaves such a file: run the import again "
+    "(--out FILE). To mean the defaults, set a key: '{namespace}:platform: {{}}'"
+)
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser, the C original of yaml.v3's
 _UTF8_BOM = b"\xef\xbb\xbf"
@@ -111,18 +123,52 @@ def raw_from_stack_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     root = _compose(text, source)
     document = _Decoder(source).value(root) if root is not None else None
     if document is None:
-        return {}, []
+        return {}, [no_keys_warning(source, "the file is empty, or only comments")]
     if not isinstance(document, dict):
         _fail(source, root, f"the stack file must be a mapping with a 'config:' key (found {_kind(document)})")
     warnings = _document_warnings(document, root, source)
     config = document.get("config")
     if config is None:
-        return {}, warnings
+        why = "its 'config:' is empty" if "config" in document else "no 'config:'"
+        return {}, warnings if "environment" in document else [*warnings, no_keys_warning(source, why)]
     config_node = _value_node(root, "config")
     if not isinstance(config, dict):
         _fail(source, config_node, f"'config' must be a mapping of '{NAMESPACE}:<key>: value' (found {_kind(config)})")
     raw = _maas_keys(config, config_node.resolved, source)
+    if IMPORT_FAILED in raw:
+        _failed_import(source, _member(config_node, _spelling(config, IMPORT_FAILED)), raw[IMPORT_FAILED])
+    if not raw and "environment" not in document:  # the ESC warning says the environments' keys are missing
+        others = "its 'config:' is empty" if not config else f"only keys of other namespaces: {_listed(config)}"
+        warnings.append(no_keys_warning(_where(source, config_node), others))
     return {name: _strip_secrets(value, f"{NAMESPACE}:{name}", warnings) for name, value in raw.items()}, warnings
+
+
+def no_keys_warning(where: str, why: str) -> str:
+    return NO_KEYS.format(where=where, namespace=NAMESPACE, why=why)
+
+
+def _listed(config: dict[str, Any]) -> str:
+    keys = sorted(config)
+    shown = ", ".join(quoted(key) for key in keys[:3])
+    return shown + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+
+
+def _spelling(config: dict[str, Any], name: str) -> str:
+    """How the file writes the `maas:` key `name` (`maas:name`, bare `name`, or `maas:config:name`)."""
+    spellings = (f"{NAMESPACE}:{name}", name, f"{NAMESPACE}:config:{name}")
+    return next(key for key in spellings if key in config)
+
+
+def _failed_import(source: str, node: _Node, value: Any) -> NoReturn:
+    """A stack file that a failed `python -m maas import` printed is refused, as `pulumi up` refuses it."""
+    _fail(
+        source,
+        node,
+        f"this stack file is what a `python -m maas import` that failed printed ({quoted(value)}), not a "
+        "configuration to render or deploy: the comments at its top say what failed and what to do; fix that and "
+        "run the import again, which replaces the file (to look at the configuration it read meanwhile, delete "
+        f"this '{NAMESPACE}:{IMPORT_FAILED}' line: the import file is still missing)",
+    )
 
 
 def yaml_document(text: str, source: str) -> Any:

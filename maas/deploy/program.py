@@ -31,6 +31,7 @@ import pulumi
 from ..config import KEYS, NAMESPACE, ConfigError, ConfigIssue, MaasConfig, load_config
 from ..config.kubernetes import RENDER, reader_connection
 from ..config.secrets import Secrets, identity_warning
+from ..config.stackfile import no_keys_warning
 from ..observe import ObservationError, Observed, read_cluster, what_to_observe
 from ..plan.build import build_plan
 from ..plan.checks.issues import plan_issues
@@ -171,6 +172,8 @@ def main() -> None:
     """`pulumi preview`/`up`: configuration and observation errors end the program as one clean message, logged
     as an error, and the exit code that tells the language host it was shown (ALREADY_REPORTED): no Python
     traceback with the program's source, and no generic second line."""
+    if not raw_from_pulumi():  # an empty stack file, or an import that did not finish writing it
+        pulumi.log.warn(no_keys_warning(f"stack {pulumi.get_stack()}", "its configuration has none"))
     try:
         run(publish_failed=True)
     except (ConfigError, ObservationError) as error:

@@ -30,6 +30,17 @@ class _Dumper(yaml.SafeDumper):
         return tag
 
 
+def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    """YAML's own line breaks (NEL, LS, PS) in a string: PyYAML writes them raw inside single quotes, where a reader
+    folds them, so such a string is double-quoted, where they are escaped (`\\N`, `\\L`, `\\P`)."""
+    style = '"' if any(c in value for c in LINE_BREAKS) else None
+    return dumper.represent_scalar(_STR, value, style=style)
+
+
+LINE_BREAKS = "\x85\u2028\u2029"
+_Dumper.add_representer(str, _text)
+
+
 def yaml_text(document: Any, *, sort_keys: bool) -> str:
     """`document` (plain dicts, lists and scalars) as block YAML: one line per scalar (up to 4096 characters),
     Unicode written as itself, every string that a YAML 1.1 or 1.2 reader would take for another type quoted."""

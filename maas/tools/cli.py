@@ -96,6 +96,14 @@ COMMANDS: dict[str, Command] = {
         ),
         "maas.tools.diff:add_diff_parser",
     ),
+    "drift": Command(
+        "what pulumi up would change in a snapshot's live objects (kubectl diff)",
+        (
+            "maas drift --stack prod --observed snapshot.yaml",
+            "maas drift --config-file Pulumi.prod.yaml --observed snapshot.yaml --format markdown --exit-code",
+        ),
+        "maas.tools.drift:add_parser",
+    ),
     "explain": Command(
         "explain a subscription, a caller or a request from the rendered objects",
         (

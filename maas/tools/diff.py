@@ -14,14 +14,17 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config.errors import escaped, quoted
-from ..observe import ObservationError, Observed, load_snapshot
 from .diffing.formats import markdown, text
-from .diffing.git import GitError, GitFile, file_at
-from .diffing.review import Review, review
-from .diffing.sides import Side, SideError, applied, render_side, settled_warnings
+
+# `diff --help` imports this module: the configuration, the snapshot and the plan are imported by the functions that
+# run the command (tests/test_cli_help.py)
+if TYPE_CHECKING:
+    from ..observe import Observed
+    from .diffing.git import GitFile
+    from .diffing.review import Review
+    from .diffing.sides import Side
 
 EXIT_CHANGED = 1
 EXIT_INVALID = 2
@@ -60,6 +63,12 @@ def add_diff_parser(subparsers: Any, stack_file: Callable[[str], Path]) -> None:
 
 def diff_command(args: argparse.Namespace) -> int:
     """Exit 0 (or 1 with --exit-code and a change) with the review on stdout; 2 with the errors on stderr only."""
+    from ..config.errors import escaped, quoted
+    from ..observe import ObservationError, Observed, load_snapshot
+    from .diffing.git import GitError
+    from .diffing.review import review
+    from .diffing.sides import SideError
+
     wanted = 1 if args.base_ref else 2
     if len(args.stacks) != wanted:
         args.usage_error("give BASE and HEAD, or HEAD alone with --base-ref REF")
@@ -92,6 +101,10 @@ def _path(argument: str, stack_file: Callable[[str], Path]) -> Path:
 
 def _sources(args: argparse.Namespace) -> tuple[Path | GitFile | None, Path]:
     """BASE (a file, the file at --base-ref, or None when it does not exist there) and HEAD."""
+    from ..config.errors import escaped
+    from .diffing.git import file_at
+    from .diffing.sides import SideError
+
     head = _path(args.stacks[-1], args.stack_file)
     base = None if args.base_ref else _path(args.stacks[0], args.stack_file)
     for label, path in (("BASE", base), ("HEAD", head)):
@@ -106,6 +119,8 @@ def _render_sides(
 ) -> tuple[Side, Side, list[str]]:
     """Both sides and the errors of each: HEAD is planned on the cluster BASE leaves, or, when BASE is invalid,
     still checked against the snapshot alone, so that one run names the errors of both."""
+    from .diffing.sides import Side, SideError, applied, render_side, settled_warnings
+
     errors = []
     base = head = Side()
     head_observed = observed

@@ -15,18 +15,14 @@ import tempfile
 import time
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config import ConfigError, load_config
-from ..config.errors import escaped, quoted
-from ..config.stackfile import yaml_document
-from ..observe import ObservationError, ObservationRequest, Observed, dump_snapshot, load_snapshot
-from ..observe.reader import DEFAULT_TIMEOUT, _Reading, connect
-from ..observe.scope import what_to_import, what_to_observe
-from ..observe.yaml_text import yaml_text
-from .importer import CannotImportError, Imported, configuration, import_cluster, owned_by
-from .importing.adoption import Managers, field_managers
-from .importing.common import Report
+# `import --help` imports this module: the configuration, the observation and the importer are imported by the
+# functions that run the command (tests/test_cli_help.py)
+if TYPE_CHECKING:
+    from ..observe import ObservationRequest, Observed
+    from .importer import Imported
+    from .importing.adoption import Managers
 
 EXIT_INVALID = 2
 # Pulumi's rule for a stack name (sdk/go/common validation, the Pulumi Service's): it becomes part of every URN.
@@ -37,7 +33,7 @@ HEADER = (
     "# Imported from {source} by `python -m maas import`; review it before the first `pulumi up`.\n"
     "# controllerMode: coexist keeps the still-running maas-controller off what Pulumi adopts, and every\n"
     "# subscription the cluster counts by its key is pinned to rateLimitIdentity: legacy (no quota resets).\n"
-    '# See README, "Migrating from maas-controller".\n'
+    "# See docs/migrating.md.\n"
 )
 
 
@@ -62,37 +58,70 @@ def add_import_parser(subparsers: Any) -> None:
         "--import-file", type=Path, default=Path(DEFAULT_IMPORT_FILE), help=f"where to write it ({DEFAULT_IMPORT_FILE})"
     )
     cmd.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE",
+        help="write the stack file here instead of stdout (also a failed import's; untouched when nothing was read)",
+    )
+    cmd.add_argument(
         "--save-snapshot",
         type=Path,
         metavar="FILE",
         help="with --context: also write what was read (render --observed)",
     )
-    cmd.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds for each read (default 30)")
+    cmd.add_argument("--timeout", type=float, help="seconds for each read (default 30)")
     cmd.set_defaults(command=import_command)
 
 
 def import_command(args: argparse.Namespace) -> int:
-    """Exit 0 with the configuration on stdout and the report on stderr; 2 when nothing could be read."""
+    """Exit 0 with the configuration on stdout (or in --out FILE) and the report on stderr; 2 when the import
+    failed: the stack file then says what failed at its top and is refused by `pulumi up` (importing/failure.py),
+    and the snapshot read is saved all the same (--save-snapshot)."""
+    from ..config.errors import escaped, quoted
+    from ..observe import ObservationError, dump_snapshot, load_snapshot
+    from .importer import CannotImportError, DoesNotRenderError, import_cluster
+    from .importing.failure import COMMAND_LINE, Failure
+
+    failure = Failure(args, _write)
     if args.observed is not None and (args.kubeconfig is not None or args.save_snapshot is not None):
-        return _fail(["--kubeconfig and --save-snapshot apply only with --context"])
+        return failure.stop(["--kubeconfig and --save-snapshot apply only with --context"], step=COMMAND_LINE)
     if not STACK_NAME.fullmatch(args.stack):
-        return _fail([f"--stack {quoted(args.stack)} is not a name Pulumi accepts for a stack: {STACK_NAME_RULE}"])
+        return failure.stop(
+            [f"--stack {quoted(args.stack)} is not a name Pulumi accepts for a stack: {STACK_NAME_RULE}"],
+            step=COMMAND_LINE,
+        )
+    others = [path for path in (args.observed, args.import_file, args.save_snapshot) if path is not None]
+    if args.out is not None and any(args.out.resolve() == path.resolve() for path in others):
+        message = f"--out {quoted(str(args.out))} is a file the import also reads or writes; give another"
+        return failure.stop([message], step=COMMAND_LINE)
     try:
         if args.observed is not None:
             observed, managers = load_snapshot(args.observed), _managers_in(args.observed)
         else:
             observed, managers = _read(args)
-        imported = import_cluster(observed, args.stack, managers)
-        _write(args.import_file, json.dumps(imported.import_file, indent=4, ensure_ascii=False) + "\n")
-        if args.save_snapshot is not None:
+        failure.source = _source(args, observed)
+        if args.save_snapshot is not None:  # first: what was read is kept whatever the import makes of it
             _write(args.save_snapshot, dump_snapshot(observed))
+            failure.snapshot = args.save_snapshot
+        imported = import_cluster(observed, args.stack, managers)
+        failure.config, failure.unexpressed = imported.config, imported.unexpressed
+        failure.missing = [f"the import file ({escaped(str(args.import_file))} was not written)"]
+        _write(args.import_file, json.dumps(imported.import_file, indent=4, ensure_ascii=False) + "\n")
+        failure.missing = []
+        if args.out is not None:
+            _write(args.out, stack_document(imported.config, failure.source))
     except ObservationError as error:
-        return _fail([str(error)])
+        return failure.stop([str(error)])
+    except DoesNotRenderError as error:
+        failure.config, failure.unexpressed = error.config, error.unexpressed
+        failure.missing = [*error.missing, f"the import file ({escaped(str(args.import_file))} was not written)"]
+        return failure.stop(error.messages, error.issues)
     except CannotImportError as error:
-        return _fail(error.messages)
+        return failure.stop(error.messages)
     except OSError as error:
-        return _fail([f"cannot write {error.filename}: {error.strerror}"])
-    sys.stdout.write(stack_document(imported.config, _source(args, observed)))
+        return failure.stop([f"cannot write {error.filename}: {error.strerror}"])
+    if args.out is None:
+        sys.stdout.write(stack_document(imported.config, failure.source))
     _report(imported, args.import_file)
     return 0
 
@@ -101,10 +130,23 @@ def _read(args: argparse.Namespace) -> tuple[Observed, Managers]:
     """Two reads: the controller's resources everywhere; then what the configuration they express observes at
     `pulumi preview` (so the import renders as the first preview will) and, by name, every object it would own
     (whether each exists decides what the import file adopts). Each object's field managers are kept as read."""
+    from ..config import load_config
+    from ..observe import ObservationRequest
+    from ..observe.scope import what_to_import, what_to_observe
+    from .importer import CannotImportError, configuration, owned_by
+    from .importing.adoption import field_managers
+    from .importing.common import Report
+
     first, objects = _read_cluster(what_to_import(), args)
-    config = configuration(first, Report())
+    try:
+        config = configuration(first, Report())
+    except CannotImportError:  # the import of `first` says why, once it is saved (--save-snapshot)
+        return first, field_managers(objects) or {}
     planned = what_to_observe(load_config(config))
-    owned = owned_by(config, first, args.stack)
+    try:
+        owned = owned_by(config, first, args.stack)
+    except CannotImportError:  # preflight on the first read: still read what the plan observes, to show it all
+        owned = []
     second = ObservationRequest(planned.lists, tuple(sorted({*planned.gets, *owned}, key=lambda ref: ref.sort_key)))
     again, more = _read_cluster(second, args)
     return merged(first, again), field_managers([*objects, *more]) or {}
@@ -112,16 +154,23 @@ def _read(args: argparse.Namespace) -> tuple[Observed, Managers]:
 
 def _read_cluster(request: ObservationRequest, args: argparse.Namespace) -> tuple[Observed, list[dict[str, Any]]]:
     """`read_cluster`, and the objects as the API server returned them: the snapshot drops `managedFields`."""
-    deadline = time.monotonic() + args.timeout
-    connection = connect(args.kubeconfig, args.context, args.timeout)
+    from ..observe.reader import DEFAULT_TIMEOUT, _Reading, connect
+
+    timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
+    deadline = time.monotonic() + timeout
+    connection = connect(args.kubeconfig, args.context, timeout)
     with connection.client:
-        reading = _Reading(connection, deadline, args.timeout)
+        reading = _Reading(connection, deadline, timeout)
         return reading.run(request), reading.objects
 
 
 def _managers_in(path: Path) -> Managers | None:
     """The field managers a snapshot file holds (a `kubectl get -o yaml` List does; this program's snapshots keep
     none); the file was read and checked already (`load_snapshot`)."""
+    from ..config import ConfigError
+    from ..config.stackfile import yaml_document
+    from .importing.adoption import field_managers
+
     try:
         document = yaml_document(path.read_text(encoding="utf-8"), str(path))
     except (OSError, UnicodeDecodeError, ConfigError):
@@ -132,6 +181,8 @@ def _managers_in(path: Path) -> Managers | None:
 
 def merged(first: Observed, second: Observed) -> Observed:
     """One snapshot of two reads of the same cluster."""
+    from ..observe import Observed
+
     return Observed(
         first.cluster or second.cluster,
         MappingProxyType({**first.objects, **second.objects}),
@@ -143,6 +194,9 @@ def merged(first: Observed, second: Observed) -> Observed:
 
 def stack_document(config: dict[str, Any], source: str) -> str:
     """The `Pulumi.<stack>.yaml` text: a header saying where it comes from, then `config:` with the `maas:` keys."""
+    from ..config.errors import escaped
+    from ..observe.yaml_text import yaml_text
+
     document = {"config": {f"maas:{key}": value for key, value in config.items()}}
     body = yaml_text(document, sort_keys=False)
     return HEADER.format(source=escaped(source)) + body
@@ -156,6 +210,8 @@ def _source(args: argparse.Namespace, observed: Observed) -> str:
 
 
 def _report(imported: Imported, import_file: Path) -> None:
+    from ..config.errors import escaped
+
     for line in imported.unexpressed:
         print(f"not expressed: {line}", file=sys.stderr)
     for warning in imported.warnings:
@@ -176,7 +232,7 @@ def _report(imported: Imported, import_file: Path) -> None:
     providers = f"pulumi up {targets}; " if targets else ""
     print(
         f"next: review the configuration; {providers}pulumi import --file {escaped(str(import_file))} "
-        '--protect=false --generate-code=false (README, "Migrating from maas-controller")',
+        "--protect=false --generate-code=false (docs/migrating.md)",
         file=sys.stderr,
     )
 
@@ -200,9 +256,3 @@ def _write(path: Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-
-
-def _fail(messages: list[str]) -> int:
-    for message in messages:
-        print(f"error: {escaped(message)}", file=sys.stderr)
-    return EXIT_INVALID

@@ -5,7 +5,7 @@ exist, and one line for everything that could not be expressed (nothing is dropp
 The configuration pins `rateLimitIdentity: legacy` on every subscription the cluster counts by its key (stamped
 legacy, or not stamped at all: pre-3.6), so taking over resets no live Limitador counter (seed 002); subscriptions
 stamped short keep that sticky identity without a pin. It sets `controllerMode: coexist`, because the controller
-still runs during the first `up` (README, "Migrating from maas-controller").
+still runs during the first `up` (docs/migrating.md).
 """
 
 from __future__ import annotations
@@ -31,6 +31,11 @@ from .render import Rendering, render
 
 ENTRY_KEYS = ("tenants", "models", "authPolicies", "subscriptions")
 CR_KINDS = frozenset(IMPORTED_KINDS) - {"TokenRateLimitPolicy", "AuthPolicy"}  # what the configuration is read from
+DOES_NOT_RENDER = "the imported configuration does not render against the cluster:"
+IMAGES_NOT_READ = (
+    "platform.images (comparing the images the live workloads run with this program's defaults needs a rendering, "
+    "so a first `pulumi up` of this file might change them)"
+)
 ENTRY_PATH = re.compile(r"maas:(" + "|".join(ENTRY_KEYS) + r")\[(\d+)\]")
 PLATFORM_ORDER = ("controllerMode", "gateway", "infraNamespace", "images", "usageMetricsDashboard", "kubernetes")
 NOTHING = (
@@ -62,6 +67,20 @@ class CannotImportError(Exception):
         self.messages = [message, *(messages or [])]
 
 
+class DoesNotRenderError(CannotImportError):
+    """The configuration was read and is valid on its own, but it does not render against the cluster: preflight
+    (a Secret, Gateway or CRD it needs is missing: the `cluster` issues), or another check of the plan. `config` is
+    what was read, without what only a rendering gives (`platform.images`, the import file); `unexpressed` the
+    report so far; `issues` the problems, as `ConfigIssue` text."""
+
+    def __init__(self, issues: list[str], config: dict[str, Any], unexpressed: list[str] | None = None) -> None:
+        super().__init__(DOES_NOT_RENDER, issues)
+        self.issues = issues
+        self.config = config
+        self.unexpressed = list(unexpressed or ())
+        self.missing = [IMAGES_NOT_READ] if "images" not in config.get("platform", {}) else []
+
+
 def import_cluster(observed: Observed, stack: str = "dev", managers: Managers | None = None) -> Imported:
     """The whole import of one snapshot, for stack `stack` (the URNs of the import file name it). `managers`: the
     foreign field managers of each object as read (`adoption.field_managers`), which the snapshot does not keep;
@@ -69,11 +88,14 @@ def import_cluster(observed: Observed, stack: str = "dev", managers: Managers | 
     report = Report()
     observed = well_formed(observed, report)
     config = configuration(observed, report)
-    rendering = _rendered(config, stack, observed)
-    images = live_images(rendering, observed, load_config(config).platform, report)
-    if images:
-        config["platform"] = _ordered({**config["platform"], "images": images})
+    try:
         rendering = _rendered(config, stack, observed)
+        images = live_images(rendering, observed, load_config(config).platform, report)
+        if images:
+            config["platform"] = _ordered({**config["platform"], "images": images})
+            rendering = _rendered(config, stack, observed)
+    except DoesNotRenderError as error:
+        raise DoesNotRenderError(error.issues, config, report.messages) from None
     import_file, notes = pulumi_import_file(rendering, observed)
     unexpressed = report.messages + notes + policy_drift(rendering, observed)
     adoption = adoption_notes(adopted_refs(import_file), observed, managers)
@@ -175,5 +197,4 @@ def _rendered(config: dict[str, Any], stack: str, observed: Observed) -> Renderi
     try:
         return render(config, stack=stack, observed=observed)
     except ConfigError as error:
-        issues = [str(issue) for issue in error.issues]
-        raise CannotImportError("the imported configuration does not render against the cluster:", issues) from None
+        raise DoesNotRenderError([str(issue) for issue in error.issues], config) from None

@@ -1,9 +1,11 @@
 """Each Gateway's wasm object against the 1.5 MiB etcd stores (`reference/gateway-budget.md`), before `pulumi up`.
 
 For every Gateway the plan's policies target, the wasm configuration Kuadrant would build from them is built for
-real and measured as the API server would store its object. The report adds one note per Gateway (size, share
-of the budget, ActionSets, limits, the largest contributors), a warning from 80 %, and the `gateways` stack
-output, which `checks/gateway_budget.py` turns into an error above 100 % unless `platform.gatewayBudget: warn`.
+real and measured as the API server would store its object: its size, ActionSets, limits, and what each model (or
+other route) adds. `Sizing` holds what every measurement of one plan shares (the policies as Kuadrant sees them,
+the routes, a builder per Gateway and index, one measurer), so that the levers (`levers.py`) build and measure a
+Gateway again, transformed, mostly from memory. The report (`report.py`) turns the figures into notes, warnings
+and the `gateways` stack output.
 
 An object Pulumi does not change (`maas:unmanaged`, the live opt-out, an Unmanaged tenant's) is counted as it is
 live when the snapshot has it, else as planned. Policies outside the plan, and routes outside the plan, the
@@ -13,8 +15,8 @@ snapshot and the models' KServe routes, are not seen.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ... import naming
@@ -24,18 +26,22 @@ from ..desired import Desired, Plan
 from .encoding import Measurer
 from .envelope import object_kind, object_name, uses_wasm_plugin, wasm_object
 from .policies import AUTH, TRLP, Policy, PolicyIndex
-from .routes import as_seen, gateway_of, routes
-from .wasm import WasmConfig, wasm_config
+from .routes import Gateway, Route, as_seen, gateway_of, routes
+from .wasm import Builder, WasmConfig, wasm_config
 
 BUDGET = 1_572_864  # etcd's default --max-request-bytes, 1.5 MiB
 WARN_PERCENT = 80
 SHOWN = 5  # largest contributors per Gateway
-LEVERS = (
-    "spread models over tenant gateways (maas:tenants[].gateway.name), one listener per hostname (a route whose "
-    "parentRef names no sectionName is copied into every listener), fewer distinct rate sets per model (each is one "
-    "limit, copied into every match of the model's route), retire legacy identities (rateLimitIdentity: short: no "
-    "-id twin limits, shorter clauses), maas:platform.predicateFormat: compact"
-)
+
+
+def percent_of(size: int) -> float:
+    """A size as a share of the budget, as every line prints it."""
+    return round(100 * size / BUDGET, 1)
+
+
+def near_the_limit(size: int) -> bool:
+    """From 80 % (as printed): the report warns and evaluates the levers."""
+    return percent_of(size) >= WARN_PERCENT
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,7 @@ class Contributor:
     bytes: int
     action_sets: int
     limits: int
+    model: str | None = None  # the model's key; None: another route
 
     def output(self) -> dict[str, Any]:
         return {"name": self.name, "bytes": self.bytes, "actionSets": self.action_sets, "limits": self.limits}
@@ -60,6 +67,8 @@ class GatewayBudget:
     action_sets: int
     limits: int
     largest: tuple[Contributor, ...]
+    models: tuple[Contributor, ...] = field(default=(), repr=False)  # every model on it, heaviest first
+    levers: tuple[Any, ...] | None = None  # `levers.Lever`s that shrink it, best first; None: not evaluated
 
     @property
     def key(self) -> str:
@@ -67,7 +76,7 @@ class GatewayBudget:
 
     @property
     def percent(self) -> float:
-        return round(100 * self.bytes / BUDGET, 1)
+        return percent_of(self.bytes)
 
     def line(self) -> str:
         return (
@@ -80,7 +89,7 @@ class GatewayBudget:
         return f"gateway {self.key}: largest {shown}"
 
     def output(self) -> dict[str, Any]:
-        return {
+        found = {
             "object": self.carrier,
             "bytes": self.bytes,
             "percent": self.percent,
@@ -88,6 +97,9 @@ class GatewayBudget:
             "limits": self.limits,
             "largest": [c.output() for c in self.largest],
         }
+        if self.levers is not None:
+            found["levers"] = [lever.output() for lever in self.levers]
+        return found
 
 
 def plan_policies(plan: Plan, observed: Observed) -> list[Policy]:
@@ -102,24 +114,70 @@ def _policy(obj: Desired, observed: Observed) -> Policy:
     return Policy(obj.kind, obj.namespace or "", obj.name, as_seen(obj, observed).get("spec") or {}, created or "")
 
 
+class Sizing:
+    """What every measurement of one plan shares: its policies as Kuadrant will see them and their index, the
+    routes the gateways carry, each Gateway, a builder per Gateway and index, and one measurer. A Gateway built
+    again from other routes or another index (a lever) makes only what it has not made, and measures the rest from
+    memory."""
+
+    def __init__(self, config: MaasConfig, plan: Plan, observed: Observed) -> None:
+        self.config, self.plan, self.observed = config, plan, observed
+        self.policies = plan_policies(plan, observed)
+        self.index = PolicyIndex(self.policies)
+        self.routes = routes(config, plan, observed)
+        self.version = config.platform.kuadrantVersion
+        self._gateways: dict[tuple[str, str], Gateway] = {}
+        self._builders: dict[tuple[str, int], tuple[PolicyIndex, Builder]] = {}
+        self._measurer = Measurer()
+
+    def gateway(self, namespace: str, name: str) -> Gateway:
+        if (namespace, name) not in self._gateways:
+            self._gateways[(namespace, name)] = gateway_of(self.config, self.observed, namespace, name)
+        return self._gateways[(namespace, name)]
+
+    def gateways(self) -> list[Gateway]:
+        """Every Gateway a policy of the plan targets, sorted by namespace and name."""
+        return [self.gateway(ns, name) for ns, name in self.index.gateway_targets()]
+
+    def build(
+        self, gateway: Gateway, carried: Sequence[Route] | None = None, index: PolicyIndex | None = None
+    ) -> WasmConfig:
+        """The Gateway's wasm configuration from `carried` (default: the plan's routes) and `index` (the plan's)."""
+        index = self.index if index is None else index
+        key = (gateway.key, id(index))
+        if key not in self._builders:
+            first = self._builders.get((gateway.key, id(self.index)))  # what does not depend on the index
+            builder = Builder(gateway, index, first[1] if first else None)
+            self._builders[key] = (index, builder)  # the index kept alive: its id stays its own
+        return wasm_config(gateway, self.routes if carried is None else carried, index, self._builders[key][1])
+
+    def measure(
+        self, gateway: Gateway, carried: Sequence[Route] | None = None, index: PolicyIndex | None = None
+    ) -> GatewayBudget:
+        return measured(self.build(gateway, carried, index), self.version, self._measurer)
+
+    def size(self, gateway: Gateway, carried: Sequence[Route] | None = None, index: PolicyIndex | None = None) -> int:
+        """The stored bytes alone (what `measure` reports as `bytes`)."""
+        config = self.build(gateway, carried, index)
+        return self._measurer.measure(wasm_object(gateway, config.body(), self.version)).stored
+
+    def budgets(self) -> list[GatewayBudget]:
+        return [self.measure(gateway) for gateway in self.gateways()]
+
+
 def gateway_budgets(config: MaasConfig, plan: Plan, observed: Observed) -> list[GatewayBudget]:
     """One budget per Gateway that a policy of the plan targets, sorted by namespace and name."""
-    index = PolicyIndex(plan_policies(plan, observed))
-    carried = routes(config, plan, observed)
-    version = config.platform.kuadrantVersion
-    return [
-        measured(wasm_config(gateway_of(config, observed, ns, name), carried, index), version)
-        for ns, name in index.gateway_targets()
-    ]
+    return Sizing(config, plan, observed).budgets()
 
 
-def measured(config: WasmConfig, kuadrant_version: str) -> GatewayBudget:
+def measured(config: WasmConfig, kuadrant_version: str, measurer: Measurer | None = None) -> GatewayBudget:
     """The stored size of the Gateway's object, with each ActionSet's share attributed to its model or route."""
-    measurer = Measurer()
+    measurer = measurer or Measurer()
     total = measurer.measure(wasm_object(config.gateway, config.body(), kuadrant_version)).stored
     embedded = not uses_wasm_plugin(kuadrant_version)
     shares: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     limits: dict[str, set[str]] = defaultdict(set)
+    models: dict[str, str | None] = {}
     for action_set in config.action_sets:
         found = measurer.measure(action_set.body)
         route = action_set.route
@@ -127,8 +185,9 @@ def measured(config: WasmConfig, kuadrant_version: str) -> GatewayBudget:
         shares[name][0] += (found.as_string if embedded else found).stored + 1  # and its comma
         shares[name][1] += 1
         limits[name].update(action_set.limits)
+        models[name] = route.model
     contributors = sorted(
-        (Contributor(name, size, count, len(limits[name])) for name, (size, count) in shares.items()),
+        (Contributor(name, size, count, len(limits[name]), models[name]) for name, (size, count) in shares.items()),
         key=lambda c: (-c.bytes, c.name),
     )
     gateway = config.gateway
@@ -140,41 +199,5 @@ def measured(config: WasmConfig, kuadrant_version: str) -> GatewayBudget:
         len(config.action_sets),
         len(config.limits),
         tuple(contributors[:SHOWN]),
-    )
-
-
-def add_gateway_budget(config: MaasConfig, observed: Observed, plan: Plan) -> None:
-    """Notes, warnings and the `gateways` stack output of every Gateway; call on the whole plan."""
-    budgets = gateway_budgets(config, plan, observed)
-    for budget in budgets:
-        plan.notes.append(budget.line())
-        if budget.largest:
-            plan.notes.append(budget.largest_line())
-    plan.warnings.extend(budget_warnings(config, budgets))
-    plan.outputs["gateways"] = {budget.key: budget.output() for budget in budgets}
-
-
-def budget_warnings(config: MaasConfig, budgets: Iterable[GatewayBudget]) -> list[str]:
-    """From 80 %; above 100 % only with `gatewayBudget: warn` (else the check refuses the update)."""
-    warnings = []
-    for budget in budgets:
-        over = budget.bytes > BUDGET
-        if budget.percent < WARN_PERCENT or (over and config.platform.gatewayBudget == "error"):
-            continue
-        state = (
-            "it is over the limit and maas:platform.gatewayBudget is warn, so the update goes ahead, but the API "
-            "server will refuse the object and the gateway's policies stop updating"
-            if over
-            else "past the limit the gateway's policies stop updating"
-        )
-        warnings.append(f"{describe(budget.key, budget.output())}; {state}; to shrink it: {LEVERS}")
-    return warnings
-
-
-def describe(key: str, output: dict[str, Any]) -> str:
-    """The start of the warning and of the error: which object, how big, against what, and what weighs most."""
-    largest = ", ".join(f"{c['name']} {c['bytes']} bytes" for c in output["largest"]) or "nothing"
-    return (
-        f"gateway {key}: the wasm configuration Kuadrant builds for it ({output['object']}) weighs {output['bytes']} "
-        f"bytes, {output['percent']}% of the {BUDGET} bytes (1.5 MiB) etcd stores per object; largest: {largest}"
+        tuple(c for c in contributors if c.model is not None),
     )

@@ -10,12 +10,15 @@ Both escapings work character by character, so an object's stored length is the 
 encodings grow. `measure` walks a structure and memoises by object identity: a part that many others share (the
 actions of one route rule, copied into every ActionSet of that rule) is serialised once, however often it occurs.
 Subtrees that share nothing are plain dicts and lists, serialised in one `json.dumps` call; containers whose
-children may be shared are `Composite`/`CompositeList`, measured part by part.
+children may be shared are `Composite`/`CompositeList`, measured part by part, and a `Spliced` list is runs of
+items that other lists hold too (a route's token actions in each of its rules' action lists), each run measured
+once.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +32,15 @@ class Composite(dict):
 
 class CompositeList(list):
     """A JSON array whose items may be shared with other arrays: measured per item."""
+
+
+class Spliced(CompositeList):
+    """A JSON array of runs of items, each run a sequence that other arrays hold too (a route's token actions, in
+    the action list of each of its rules): measured run by run, each run once."""
+
+    def __init__(self, *runs: Sequence[Any]) -> None:
+        super().__init__(item for run in runs for item in run)
+        self.runs = runs
 
 
 @dataclass(frozen=True)
@@ -108,6 +120,7 @@ class Measurer:
         self._known: dict[int, Measure] = {}
         self._keep: list[Any] = []  # measured containers stay alive, so no identity is reused while remembered
         self._strings: dict[str, Measure] = {}
+        self._runs: dict[int, Measure] = {}  # the items of a `Spliced` array's run, without punctuation
 
     def measure(self, value: Any) -> Measure:
         if isinstance(value, str):
@@ -142,13 +155,25 @@ class Measurer:
         return base + self._sum(shared, 2 * own)
 
     def _array(self, value: CompositeList) -> Measure:
-        """Brackets and commas between, plus every item."""
-        return self._sum(value, max(len(value) + 1, 2))
+        """Brackets and commas between, plus every item (of a `Spliced` array, every run's items)."""
+        if not isinstance(value, Spliced):
+            return self._sum(value, max(len(value) + 1, 2))
+        found = Measure(max(len(value) + 1, 2), 0, 0, 0)
+        for run in value.runs:
+            items = self._runs.get(id(run))
+            if items is None:
+                items = self._runs[id(run)] = self._sum(run, 0)
+                self._keep.append(run)
+            found = found + items
+        return found
 
     def _sum(self, parts: list[Any], punctuation: int) -> Measure:
         size, quotes, html, separators = punctuation, 0, 0, 0
-        for part in parts:
-            found = self.measure(part)
+        known, strings = self._known, self._strings
+        for part in parts:  # what is known read here: a shared action list holds thousands of known parts
+            found = strings.get(part) if isinstance(part, str) else known.get(id(part))
+            if found is None:
+                found = self.measure(part)
             size += found.size
             quotes += found.quotes
             html += found.html

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...observe.policy_views import limit_of
-from .encoding import Composite, CompositeList
+from .encoding import Composite, CompositeList, Spliced
 from .policies import AUTH, AUTH_CONDITIONS, TOP_LEVEL_PREDICATES, TRLP, PolicyIndex, Rules, effective, predicates
 from .routes import Gateway, Listener, Match, Route, attached, hostnames
 
@@ -171,13 +171,20 @@ class WasmConfig:
 NO_TOKENS = TokenActions((), (), False)
 
 
-class _Builder:
+class Builder:
     """What many paths share is computed once: a match's predicates, the auth fields of one list of AuthPolicies,
-    the token actions of one route under one list of TokenRateLimitPolicies."""
+    the token actions of one route under one list of TokenRateLimitPolicies (one run of every rule's action list),
+    and the ActionSets of one route object on one listener. So building the Gateway again with some routes left
+    out, moved or pinned, as the budget's levers do, makes no ActionSet twice, and a builder under another index
+    (other TokenRateLimitPolicies) reuses the parts that do not depend on them; the same objects then measure from
+    memory."""
 
-    def __init__(self, gateway: Gateway, index: PolicyIndex) -> None:
+    def __init__(self, gateway: Gateway, index: PolicyIndex, shared: Builder | None = None) -> None:
+        """`shared`: a builder of the same Gateway under another index, whose match predicates, auth actions (of
+        the very same AuthPolicies) and route conditions this one reuses."""
         self.gateway, self.index = gateway, index
         self._memo: dict[tuple[Any, ...], Any] = {}
+        self._common: dict[tuple[Any, ...], Any] = {} if shared is None else shared._common
 
     def _once(self, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
         if key not in self._memo:
@@ -186,47 +193,71 @@ class _Builder:
 
     def match(self, match: Match) -> tuple[tuple[str, ...], tuple[Any, ...]]:
         """A match's route predicates and its precedence."""
-        return self._once(("match", match), lambda: (match_predicates(match), match_precedence(match)))
+        key = ("match", match)
+        if key not in self._common:
+            self._common[key] = (match_predicates(match), match_precedence(match))
+        return self._common[key]
 
-    def actions(
-        self, path: str, listener: Listener, route: Route, rule: str
-    ) -> tuple[list[dict[str, Any]], tuple[str, ...]]:
-        """The path's action list (auth first unless the token actions read no identity) and its limits."""
+    def actions(self, path: str, listener: Listener, route: Route, rule: str) -> tuple[Spliced, tuple[str, ...]]:
+        """The path's action list (auth first unless the token actions read no identity) and its limits: the
+        route's token actions are one run that every rule's list holds."""
         place = ((self.gateway.namespace, self.gateway.name), listener.name, (route.namespace, route.name), rule)
         auth, limits = self.index.on_path(AUTH, *place), self.index.on_path(TRLP, *place)
         tokens: TokenActions = self._once(
             ("tokens", route.key, *(p.locator for p in limits)),
             lambda: token_actions(route, effective(limits)) if limits else NO_TOKENS,
         )
-        own = []
+        own: tuple[dict[str, Any], ...] = ()
         if auth:
-            fields = self._once(("auth", *(p.locator for p in auth)), lambda: auth_fields(effective(auth)))
-            own.append({"service": AUTH_SERVICE, "scope": sha256_hex(path), **fields})
-        ordered = [*own, *tokens.actions] if tokens.after_auth else [*tokens.actions, *own]
+            key = ("auth", path, *map(id, auth))  # these very policies (kept alive with it): another index may not
+            if key not in self._common:
+                fields = self._once(("auth", *(p.locator for p in auth)), lambda: auth_fields(effective(auth)))
+                self._common[key] = (({"service": AUTH_SERVICE, "scope": sha256_hex(path), **fields},), auth)
+            own = self._common[key][0]
+        ordered = Spliced(own, tokens.actions) if tokens.after_auth else Spliced(tokens.actions, own)
         return ordered, tokens.limits
 
+    def action_sets(self, listener: Listener, route: Route) -> list[tuple[tuple[Any, ...], ActionSet]]:
+        """The ActionSets of one route on one listener, each with its precedence; once per route object (kept
+        alive with them, so that its identity stays its own)."""
+        key = ("sets", listener.name, id(route))
+        if key not in self._memo:
+            self._memo[key] = (route, self._action_sets(listener, route))
+        return self._memo[key][1]
 
-def wasm_config(gateway: Gateway, routes: Sequence[Route], index: PolicyIndex) -> WasmConfig:
-    """Every ActionSet of one Gateway, in Kuadrant's order."""
-    builder = _Builder(gateway, index)
-    entries = []
-    for listener, route in attached(routes, gateway):
+    def _action_sets(self, listener: Listener, route: Route) -> list[tuple[tuple[Any, ...], ActionSet]]:
+        gateway, entries = self.gateway, []
         for rule in route.rules:
             path = path_id(gateway, listener, route, rule.name)
-            actions, limits = builder.actions(path, listener, route, rule.name)
-            if not actions:
+            shared, limits = self.actions(path, listener, route, rule.name)
+            if not shared:
                 continue
-            shared = CompositeList(actions)  # one list, copied into every ActionSet of the rule, as Kuadrant does
+            # `shared`: one list, copied into every ActionSet of the rule, as Kuadrant does
             for host in hostnames(listener, route):
                 for position, match in enumerate(rule.matches):
-                    predicates, precedence = builder.match(match)
-                    body = Composite(
-                        actions=shared,
-                        name=sha256_hex(f"{path}|{position + 1}|{host}"),
-                        routeRuleConditions={"hostnames": [host], "predicates": list(predicates)},
-                    )
+                    predicates, precedence = self.match(match)
+                    name, conditions = self._head(path, position, host, predicates)
+                    body = Composite(actions=shared, name=name, routeRuleConditions=conditions)
                     action_set = ActionSet(route, body, limits, listener, rule.name, host, predicates)
                     entries.append((_precedence(host, precedence, route), action_set))
+        return entries
+
+    def _head(self, path: str, position: int, host: str, predicates: tuple[str, ...]) -> tuple[str, Composite]:
+        """An ActionSet's name and route conditions, whatever the policies."""
+        key = ("head", path, position, host, predicates)
+        if key not in self._common:
+            conditions = Composite(hostnames=[host], predicates=list(predicates))
+            self._common[key] = (sha256_hex(f"{path}|{position + 1}|{host}"), conditions)
+        return self._common[key]
+
+
+def wasm_config(
+    gateway: Gateway, routes: Sequence[Route], index: PolicyIndex, builder: Builder | None = None
+) -> WasmConfig:
+    """Every ActionSet of one Gateway, in Kuadrant's order (`builder`: one of this Gateway and index, to build it
+    again from what an earlier call made)."""
+    builder = builder or Builder(gateway, index)
+    entries = [entry for listener, route in attached(routes, gateway) for entry in builder.action_sets(listener, route)]
     entries.sort(key=lambda entry: entry[0])
     return WasmConfig(gateway, tuple(action_set for _, action_set in entries))
 

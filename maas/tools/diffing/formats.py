@@ -1,11 +1,16 @@
-"""A review as plain text (a terminal, a log) or as Markdown that fits a pull-request comment."""
+"""A review as plain text (a terminal, a log) or as Markdown that fits a pull-request comment.
+
+Light: `diff --help` imports it for the names of its formats (`diff.FORMATS`), so it imports nothing of the plan.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-from .review import Review
+if TYPE_CHECKING:
+    from .review import Review
 
 NO_CHANGES = "no changes: BASE and HEAD register the same objects and status writes"
 NO_ACCESS = "no subject gains or loses a model"

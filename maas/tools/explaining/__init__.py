@@ -17,24 +17,20 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...config import ConfigError
-from ...config.errors import escaped, quoted
-from ...observe import ObservationError
-from .. import cel
-from ..simulator import Caller, Request, SimulationError
-from ..simulator.authorization import NotModelledError
-from ..simulator.request import TOKEN_KINDS
 from ..stack_args import add_stack_options, missing_file_message, stack_source
-from .caller import explain_caller
-from .report import Report
-from .subscription import explain_subscription
-from .traffic import explain_request
-from .world import UnknownNameError, World, load_world
+
+# `explain --help` (and `explain WHAT --help`) imports this package: the configuration, the snapshot, the plan, the
+# simulator and CEL are imported by the functions that run the command (tests/test_cli_help.py)
+if TYPE_CHECKING:
+    from .report import Report
+    from .world import World
 
 EXIT_PROBLEM = 1
 EXIT_INVALID = 2
+# How the simulated caller authenticates (`simulator.Caller.token`): `explain request --token`
+TOKEN_KINDS = ("kubernetes", "oidc", "api-key")
 
 
 def add_explain_parser(subparsers: Any, stack_file: Callable[[str], Path]) -> None:
@@ -87,15 +83,31 @@ def add_explain_parser(subparsers: Any, stack_file: Callable[[str], Path]) -> No
     request.set_defaults(command=_run, explain=_request, stack_file=stack_file)
 
 
+def load_world(path: Path, stack: str, snapshot: Path | None) -> World:
+    """`world.load_world`, imported when a command runs (a test replaces this one)."""
+    from .world import load_world
+
+    return load_world(path, stack, snapshot)
+
+
 def _subscription(world: World, args: argparse.Namespace) -> Report:
+    from .subscription import explain_subscription
+
     return explain_subscription(world, args.subscription, args.model)
 
 
 def _caller(world: World, args: argparse.Namespace) -> Report:
+    from .caller import explain_caller
+
     return explain_caller(world, args.user, list(_listed(args.groups)), args.model, args.subscription)
 
 
 def _request(world: World, args: argparse.Namespace) -> Report:
+    from ...config.errors import quoted
+    from ..simulator import Caller, Request
+    from .traffic import explain_request
+    from .world import UnknownNameError
+
     headers = []
     for item in args.header:
         name, separator, value = item.partition("=")
@@ -127,6 +139,14 @@ def _listed(text: str) -> tuple[str, ...]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from ...config import ConfigError
+    from ...config.errors import escaped
+    from ...observe import ObservationError
+    from .. import cel
+    from ..simulator import SimulationError
+    from ..simulator.authorization import NotModelledError
+    from .world import UnknownNameError
+
     source = stack_source(args, args.stack_file)
     if not source.path.is_file():
         return _fail(missing_file_message(source), EXIT_INVALID)
@@ -149,6 +169,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _fail(message: str, status: int) -> int:
+    """`message` is escaped already."""
     print(f"error: {message}", file=sys.stderr)
     return status
 

@@ -35,7 +35,7 @@ TAKEN_OVER = frozenset({("kubectl", "Apply"), ("kubectl", "Update"), ("before-fi
 # The maas-controller's field managers: its server-side applies, and its Create/Update calls, which the API server
 # names after the binary (`manager`, upstream maas-controller/Dockerfile `-o manager`).
 CONTROLLER_MANAGERS = frozenset({"maas-controller", "manager"})
-STEP_4 = 'once the controller is stopped (README, "Migrating from maas-controller", step 4)'
+STEP_4 = "once the controller is stopped (docs/migrating.md, step 4)"
 NO_MANAGERS = (
     "the snapshot keeps no managedFields, so the field managers that also own the adopted objects' fields are not "
     "listed: read the cluster with --context (or give `kubectl get -o yaml` output) to have them named"

@@ -44,7 +44,7 @@ def policy_drift(rendering: Rendering, observed: Observed) -> list[str]:
     if gaining:
         lines.append(
             f"the first up adds the {SUBSCRIPTION_RULE} rule to the live AuthPolicies {', '.join(gaining)}: they admit "
-            "only a subscription selected for their own model (README, the request simulator)"
+            "only a subscription selected for their own model (docs/reviewing-changes.md, the request simulator)"
         )
     return lines
 

@@ -4,7 +4,7 @@ Each resource keeps the program's own type, logical name (`logicalName`), parent
 `pulumi import` writes into the state are those the next `pulumi up` registers, and the objects are adopted
 instead of created (AlreadyExists) or replaced. Parents are the program's components (`maas:index:Model`, ...),
 declared as `component: true` entries that the import creates empty; providers are named through `nameTable`,
-by URN, and must already be in the state (README, "Migrating from maas-controller"). The `name` of an entry is
+by URN, and must already be in the state (docs/migrating.md). The `name` of an entry is
 only the file's own handle for it (unique: `{type}::{logical name}`); status writes are never imported.
 """
 

@@ -88,7 +88,7 @@ def _tenant(name: str, sources: Sources, report: Report) -> dict[str, Any]:
             f"tenant {name}: oidc keeps the controller's usernames (usernameClaim preferred_username, usernamePrefix "
             '""), so its callers keep their grants and counters; those names share the Kubernetes users\' namespace '
             '(an IdP user "alice" owns Kubernetes user alice\'s subscriptions): drop both keys once OIDC users are '
-            "listed as oidc:{sub} (README, OIDC identities)"
+            "listed as oidc:{sub} (docs/what-it-renders.md, OIDC identities)"
         )
     entry.update(_settings(sources, report))
     if sources.config is not None:

@@ -53,7 +53,7 @@ def _counting(world: World, outcome: Outcome, model: str) -> list[str]:
 
 def known_as(world: World, model: str, outcome: Outcome) -> str:
     """The name configuration knows the caller by: an OIDC user of a tenant that prefixes OIDC names is
-    `{usernamePrefix}{user}`, never the Kubernetes user of the same name (README, OIDC identities)."""
+    `{usernamePrefix}{user}`, never the Kubernetes user of the same name (docs/what-it-renders.md, OIDC identities)."""
     caller = outcome.request.caller
     tenant = world.tenant_of(world.config.models_by_key[model])
     if caller.token == "oidc" and tenant.oidc is not None:

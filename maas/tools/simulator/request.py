@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-TOKEN_KINDS = ("kubernetes", "oidc", "api-key")
 _UNRESERVED = re.compile(r"[A-Za-z0-9\-._~]")
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 
