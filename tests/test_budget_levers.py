@@ -14,6 +14,7 @@ from maas.observe import Observed, Scope
 from maas.plan.build import build_plan
 from maas.plan.gateway import BUDGET
 from maas.tools.render import render
+from tests.test_gateway_budget import gateway_object
 
 GATEWAY = "openshift-ingress/maas-default-gateway"
 RESEARCH = "openshift-ingress/research"
@@ -27,18 +28,6 @@ def subscription(name: str, *models: str, window: str = "1m", identity: str = "s
     refs = [{"name": m, "namespace": "llm", "tokenRateLimits": [{"limit": 100, "window": window}]} for m in models]
     owner = {"groups": [{"name": name}]}
     return {"name": name, "owner": owner, "modelRefs": refs, "rateLimitIdentity": identity, **extra}
-
-
-def gateway_object(*listeners: str) -> dict:
-    return {
-        "apiVersion": "gateway.networking.k8s.io/v1",
-        "kind": "Gateway",
-        "metadata": {"name": "maas-default-gateway", "namespace": "openshift-ingress", "uid": "1234"},
-        "spec": {
-            "gatewayClassName": "istio",
-            "listeners": [{"name": n, "port": 443, "protocol": "HTTPS"} for n in listeners],
-        },
-    }
 
 
 def observed_gateway(*listeners: str) -> Observed:
