@@ -297,8 +297,10 @@ def linked_venv(into: Path) -> None:
 
 
 def command_env(home: Path, config: Path) -> dict[str, str]:
-    """The environment of every command: a home of its own, the fake clusters' kubeconfig, no Pulumi settings."""
-    drop = ("PULUMI_", "VIRTUAL_ENV", "KUBECONFIG", "GIT_", "MAKEFLAGS", "MFLAGS")
+    """The environment of every command: a home of its own, the fake clusters' kubeconfig, no Pulumi settings, and
+    no outer make's (run under `make test`, a `make render > objects.yaml` would be a sub-make, which prints
+    "Entering directory" on stdout: a reader's shell has no MAKELEVEL)."""
+    drop = ("PULUMI_", "VIRTUAL_ENV", "KUBECONFIG", "GIT_", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     env.update(HOME=str(home), KUBECONFIG=str(config), GIT_CONFIG_NOSYSTEM="1")
     return env
