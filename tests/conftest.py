@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 from typing import Any
 
@@ -77,3 +78,15 @@ def fresh_settle_window():
     from maas.deploy.status_writer import ROUTE_WINDOW
 
     ROUTE_WINDOW.reset()
+
+
+def _hypothesis_profiles() -> None:
+    """`make test` explores new examples at every run; CI (`.ci/run`: MAAS_HYPOTHESIS_PROFILE=ci) draws the same
+    ones every time, so that a submission lands or not on its own merits, never on a random draw."""
+    from hypothesis import settings
+
+    settings.register_profile("ci", derandomize=True)
+    settings.load_profile(os.environ.get("MAAS_HYPOTHESIS_PROFILE", "default"))
+
+
+_hypothesis_profiles()
