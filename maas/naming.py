@@ -254,3 +254,5 @@ PERSES_API_VERSION = "perses.dev/v1alpha2"
 # Upstream's name: this program's dashboard takes the place of the copy the controller applied.
 USAGE_DASHBOARD = "dashboard-3-maas-usage-admin"
 USAGE_DATASOURCE = "maas-usage-thanos-querier"
+
+DEFAULT_STACK = "dev"  # the stack a command reads without --stack or --config-file

@@ -146,3 +146,17 @@ def test_observe_with_an_unknown_context_lists_the_contexts_there_are(kubeconfig
         "platform.kubernetes.context (--kubeconfig/--context for `python -m maas observe`), or set platform.observe: "
         "false to plan from the configuration alone\n"
     )
+
+
+def test_observe_with_a_kubeconfig_list_reads_the_cluster_the_provider_and_the_status_writer_read(
+    kube, tmp_path, monkeypatch, capsys
+):
+    """`KUBECONFIG=a:b` and no context configured: kubectl and the provider take the first file's current-context,
+    the Python client the last one's. `observe` used to read the last one's (here a cluster where nothing listens);
+    it now uses `config.kubernetes.reader_connection`, as `pulumi up`'s observation and the status writer do."""
+    first, last = tmp_path / "a", tmp_path / "b"
+    first.write_text(kube.kubeconfig(current="maas-dev"))
+    last.write_text(kube.kubeconfig(current="elsewhere"))
+    monkeypatch.setenv("KUBECONFIG", f"{first}:{last}")
+    assert observe("--config-file", stack_with(tmp_path), "--timeout", "5") == 0, capsys.readouterr().err
+    assert parse_snapshot(capsys.readouterr().out).cluster.context == "maas-dev"

@@ -9,6 +9,8 @@ import sys
 
 from ..config import ConfigError, load_config, raw_from_stack_file
 from ..config.errors import escaped
+from ..config.kubernetes import reader_connection
+from ..naming import DEFAULT_STACK
 from .errors import ObservationError
 from .reader import DEFAULT_TIMEOUT, read_cluster
 from .scope import what_to_observe
@@ -19,15 +21,16 @@ EXIT_INVALID = 2
 
 def observe_command(args: argparse.Namespace) -> int:
     """Exit 0 with the snapshot on stdout, or 2 with one message on stderr."""
-    path = args.config_file or args.stack_file(args.stack)
+    path = args.config_file or args.stack_file(args.stack or DEFAULT_STACK)
     if not path.is_file():
         return _fail(f"stack file {path} not found; pass --stack NAME or --config-file PATH")
     try:
         config = load_config(raw_from_stack_file(path)[0])
-        kubernetes = config.platform.kubernetes
-        kubeconfig = args.kubeconfig or kubernetes.kubeconfig
+        cluster = reader_connection(config.platform.kubernetes)  # the provider's and the status writer's cluster
+        kubeconfig = args.kubeconfig or cluster.kubeconfig
+        context = args.context or (cluster.context if args.kubeconfig is None else config.platform.kubernetes.context)
         timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
-        observed = read_cluster(what_to_observe(config), kubeconfig, args.context or kubernetes.context, timeout)
+        observed = read_cluster(what_to_observe(config), kubeconfig, context, timeout)
     except ConfigError as error:  # one issue a line, each escaped already
         return _fail(str(error))
     except ObservationError as error:

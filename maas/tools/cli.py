@@ -21,7 +21,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .stack_args import add_stack_options, missing_file_message, stack_source
+from .stack_args import add_stack_options, add_stack_source, missing_file_message, stack_source
 
 if TYPE_CHECKING:
     from .outdir import OutDir
@@ -391,9 +391,7 @@ def add_observe_parser(commands: Any, stack_file: Callable[[str], Path]) -> None
             "with one message on stderr."
         ),
     )
-    source = cmd.add_mutually_exclusive_group()
-    source.add_argument("--stack", default="dev", help="stack name: reads Pulumi.<stack>.yaml (default: dev)")
-    source.add_argument("--config-file", type=Path, help="a Pulumi.<stack>.yaml file to read instead")
+    add_stack_source(cmd)
     cmd.add_argument("--context", help="kubeconfig context (default: platform.kubernetes.context, else current)")
     cmd.add_argument(
         "--kubeconfig",

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .stack_args import missing_file_message, stack_source
+from .stack_args import add_stack_source, missing_file_message, stack_source
 
 if TYPE_CHECKING:
     from ..observe import Observed
@@ -44,9 +44,7 @@ def add_parser(commands: Any, stack_file: Callable[[str], Path]) -> None:
         help="what pulumi up would change in the live objects of a snapshot, field by field (kubectl diff)",
         description=DESCRIPTION,
     )
-    source = cmd.add_mutually_exclusive_group()
-    source.add_argument("--stack", help="stack name: reads Pulumi.<stack>.yaml (default: dev)")
-    source.add_argument("--config-file", type=Path, help="a Pulumi.<stack>.yaml file to read instead")
+    add_stack_source(cmd)
     cmd.add_argument(
         "--observed",
         type=Path,

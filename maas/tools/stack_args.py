@@ -1,4 +1,4 @@
-"""The stack options `render` and `validate` share (`--stack` | `--config-file`, `--observed`), and what they name.
+"""The stack options the commands share (`--stack` | `--config-file`, `--observed`), and what they name.
 
 One place decides which stack file a command reads and under which stack name, so the commands cannot drift.
 """
@@ -10,14 +10,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_STACK = "dev"
+from ..naming import DEFAULT_STACK
+
+
+def add_stack_source(parser: argparse.ArgumentParser) -> None:
+    """`--stack NAME | --config-file PATH` on a subcommand (read by `stack_source`)."""
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--stack", help=f"stack name: reads Pulumi.<stack>.yaml (default: {DEFAULT_STACK})")
+    source.add_argument("--config-file", type=Path, help="a Pulumi.<stack>.yaml file to read instead")
 
 
 def add_stack_options(parser: argparse.ArgumentParser) -> None:
     """`--stack NAME | --config-file PATH` and `--observed SNAPSHOT` on a subcommand."""
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--stack", help=f"stack name: reads Pulumi.<stack>.yaml (default: {DEFAULT_STACK})")
-    source.add_argument("--config-file", type=Path, help="a Pulumi.<stack>.yaml file to read instead")
+    add_stack_source(parser)
     parser.add_argument(
         "--observed", type=Path, metavar="SNAPSHOT", help="plan against this snapshot (python -m maas observe)"
     )
