@@ -63,6 +63,42 @@ STATUS_RESOURCES = {
 }
 
 
+# ------------------------------------------------------------------ flow control (issue 22, llm-d InferenceObjective)
+
+INFERENCE_OBJECTIVE_API_VERSION = "llm-d.ai/v1alpha2"
+INFERENCE_POOL_GROUP = "inference.networking.k8s.io"  # upstream's default when KServe reports no group
+INFERENCE_POOL_KIND = "InferencePool"
+# Upstream's ownership metadata on each generated InferenceObjective (the subscription UID label is left out: the
+# plan does not know it, and a subscription created in the same `up` has none yet).
+OBJECTIVE_PART_OF = "maas-subscription"
+OBJECTIVE_COMPONENT = "inference-objective"
+SUBSCRIPTION_NAMESPACE_LABEL = "maas.opendatahub.io/subscription-namespace"
+SUBSCRIPTION_NAME_ANNOTATION = "maas.opendatahub.io/subscription-name"
+OBJECTIVE_TENANT_ANNOTATION = "maas.opendatahub.io/tenant-name"
+# The headers llm-d's router reads (`pkg/epp/metadata/consts.go`) and their legacy aliases, lowercase: the
+# wasm-shim replaces a request header only under the exact same key, and Envoy hands it lowercase names.
+FAIRNESS_HEADERS = ("x-llm-d-inference-fairness-id", "x-gateway-inference-fairness-id")
+OBJECTIVE_HEADERS = ("x-llm-d-inference-objective", "x-gateway-inference-objective")
+
+
+def inference_objective_name(tenant: str, subscription: tuple[str, str], pool: tuple[str, str]) -> str:
+    """Upstream's `inferenceObjectiveName` (maas-controller `1cd64555`): `maas-{tenant}-{subscription}-{pool}` plus
+    `-{10 hex}` of sha256 over tenant, subscription namespace and name, pool namespace and name (NUL-separated),
+    through knative's `kmeta.ChildName`, which keeps the hash suffix and fits the name in 63 characters.
+    `subscription` and `pool` are (namespace, name); the priority is not part of it, so it never changes with it."""
+    identity = "\x00".join((tenant, *subscription, *pool))
+    suffix = "-" + hashlib.sha256(identity.encode("utf-8")).hexdigest()[:10]
+    return _child_name(f"maas-{tenant}-{subscription[1]}-{pool[1]}", suffix)
+
+
+def _child_name(parent: str, suffix: str) -> str:
+    """`kmeta.ChildName` for a suffix shorter than 31 characters: a parent too long for the suffix keeps its first
+    `31 - len(suffix)` characters followed by the md5 hex of the whole parent."""
+    if len(parent) > 63 - len(suffix):
+        parent = parent[: 31 - len(suffix)] + hashlib.md5(parent.encode("utf-8")).hexdigest()
+    return parent + suffix
+
+
 def tenant_namespace(tenant: str) -> str:
     """The default tenant keeps its historical namespace; every other tenant gets `ai-tenant-{name}`."""
     return tenant if tenant == DEFAULT_TENANT else f"{TENANT_NAMESPACE_PREFIX}{tenant}"

@@ -25,6 +25,19 @@ def test_state_growth_runs_one_small_case():
     assert result.returncode == 0, result.stderr
     row = json.loads(result.stdout)
     assert abs(row["state_bytes_modelled"] - row["state_bytes"]) < 64  # the per-resource model adds up to the file
+    assert abs(row["state_compact_bytes_modelled"] - row["state_compact_bytes"]) < 64  # and to the compact one
+    backends = row["backends"]
+    # every create saves twice and every component's outputs once, at any --parallel; skipping checkpoints, once
+    assert backends["diy"]["writes_p1"] == backends["diy"]["writes_p32"] == row["first_up_writes"]
+    assert 2 * row["resources"] < row["first_up_writes"] < 3 * row["resources"]
+    assert backends["diy-skip"]["writes_p1"] == 1
+    assert backends["diy-skip"]["bytes_p1"] < 4 * row["state_compact_bytes"]  # one save, its backups, no O(N²)
+    # each save also copies the previous file to .bak: the DIY backend writes about twice its checkpoints
+    assert 1.9 < backends["diy"]["bytes_p1"] / backends["diy"]["checkpoint_bytes_p1"] < 2.1
+    assert backends["cloud-journal"]["writes_p32"] < backends["cloud-journal"]["writes_p1"] == row["first_up_writes"]
+    levers = row["levers"]
+    assert levers["base"]["diy_bytes"] == backends["diy"]["bytes_p1"]
+    assert levers["subscriptions-grouped"]["resources"] < levers["base"]["resources"]
 
 
 def test_tenants_benchmark_imports():

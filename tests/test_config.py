@@ -404,7 +404,7 @@ CORPUS = [
     (
         "subscriptions.0.priorty",
         1,
-        f"{SUB}.priorty: unknown key 'priorty'; check the spelling (allowed here: annotations, modelRefs, name, namespace, owner, priority, rateLimitIdentity, tokenMetadata)",
+        f"{SUB}.priorty: unknown key 'priorty'; check the spelling (allowed here: annotations, inferencePriority, modelRefs, name, namespace, owner, priority, rateLimitIdentity, tokenMetadata)",
     ),
     (
         "subscriptions.0.modelRefs.0.billingRate",

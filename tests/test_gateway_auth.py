@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from maas import crdschema
+from maas import crdschema, naming
 from maas.config import ConfigError, load_config
 from maas.plan.policies import gateway_auth
 from maas.plan.policies.upstream_text import as_written_here
@@ -102,6 +102,7 @@ def upstream_with_our_deltas() -> dict:
         text = headers[header]["plain"]["expression"]
         text = text.replace(f"size({groups}) > 0", f"size({safe}) > 0").replace(f"{groups}.join", f"{safe}.join")
         headers[header]["plain"]["expression"] = text
+    headers.update(gateway_auth.flow_control_headers(load_config({}).tenants[0]))  # issue 22: llm-d flow control
     return expected
 
 
@@ -288,6 +289,8 @@ def test_vector_22_identity_headers_and_properties():
         "X-MaaS-Group-Token",
         "X-MaaS-Subscription",
         "X-MaaS-Subscription-Rate-Limit-Id",
+        *naming.FAIRNESS_HEADERS,
+        *naming.OBJECTIVE_HEADERS,
     }
     identity = response["filters"]["identity"]
     properties = identity["json"]["properties"]

@@ -13,6 +13,7 @@ CRDS = [
     "externalmodels.maas.opendatahub.io",
     "gateways.gateway.networking.k8s.io",
     "httproutes.gateway.networking.k8s.io",
+    "inferenceobjectives.llm-d.ai",
     "llminferenceservices.serving.kserve.io",
     "maasauthpolicies.maas.opendatahub.io",
     "maasmodelrefs.maas.opendatahub.io",

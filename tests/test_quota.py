@@ -13,6 +13,7 @@ from maas.config import ConfigError, load_config
 from maas.observe import Observed, Scope
 from maas.plan.build import build_plan
 from maas.plan.checks.quota import Clause, parse_predicate, quota_issues
+from maas.plan.checks.unmetered import is_report_line
 from maas.plan.desired import Plan
 from maas.tools.render import RecordingMonitor, render
 
@@ -61,7 +62,8 @@ def upgraded_from(before: dict, edit=None) -> Observed:
 
 def warnings(after: dict, observed: Observed) -> list[str]:
     """The plan's warnings but the ambiguous-selection one: every subscription here is owned by user `a`."""
-    return [w for w in build_plan(load_config(after), observed).warnings if "multiple_subscriptions" not in w]
+    plan = build_plan(load_config(after), observed)
+    return [w for w in plan.warnings if "multiple_subscriptions" not in w and not is_report_line(w)]
 
 
 def line(name: str, old: str, new: str, reason: str) -> str:

@@ -25,6 +25,7 @@ from .schema import (
     SubscriptionConfig,
     TenantConfig,
     UnmanagedRef,
+    UnmeteredKey,
 )
 from .stackfile import NAMESPACE
 from .stackfile import raw_from_stack_file as raw_from_stack_file  # re-exported: callers import it from here
@@ -37,6 +38,7 @@ ENTRY_TYPES: dict[str, type] = {
     "subscriptions": SubscriptionConfig,
     "unmanaged": UnmanagedRef,
     "acceptQuotaResets": SubscriptionKey,
+    "acceptUnmeteredTraffic": UnmeteredKey,
 }
 KEYS = ("platform", *ENTRY_TYPES)
 

@@ -68,6 +68,22 @@ def check_references(config: MaasConfig, positions: dict[str, list[int]], known:
         issues += _tenant_scoped(config, key, items, known)
     issues += _unique(indexed("unmanaged", config.unmanaged), "unmanaged", lambda u: u, "entry", _unmanaged_text)
     issues += _accepted_resets(config, indexed("acceptQuotaResets", config.acceptQuotaResets))
+    issues += _accepted_unmetered(config, indexed("acceptUnmeteredTraffic", config.acceptUnmeteredTraffic))
+    return issues
+
+
+def _accepted_unmetered(config: MaasConfig, items: list[Indexed]) -> list[ConfigIssue]:
+    """An accepted unmetered case names a configured model, or `*` (the plan warns when it names no current case)."""
+    issues = _unique(items, "acceptUnmeteredTraffic", lambda key: key, "accepted case")
+    for item in items:
+        model = item.entry.partition(":")[0]
+        if model != "*" and model not in config.models_by_key:
+            issues.append(
+                ConfigIssue(
+                    item.path("acceptUnmeteredTraffic"),
+                    f"'{model}' is not in maas:models; remove '{item.entry}', it accepts nothing",
+                )
+            )
     return issues
 
 

@@ -7,10 +7,11 @@ single entry live here; rules across entries (references, uniqueness, tenant iso
 from __future__ import annotations
 
 import json
+import re
 from functools import cached_property
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import AliasChoices, Field, field_validator, model_validator
+from pydantic import AfterValidator, AliasChoices, Field, field_validator, model_validator
 
 from .. import naming
 from .errors import quoted
@@ -94,6 +95,7 @@ class PlatformConfig(Strict):
     awaitCustomResources: StrictBool = False
     observe: StrictBool = True  # read the cluster at preview/up; false: intended statuses, no preflight
     quotaResets: Literal["warn", "error"] = "warn"  # error: a reset blocks the update unless accepted
+    unmeteredTraffic: Literal["warn", "error"] = "warn"  # error: an unmetered finding blocks unless accepted
     kuadrantVersion: KuadrantVersion = "1.5"  # 1.4.x: WasmPlugin; 1.5+: EnvoyFilter (the gateway size model)
     gatewayBudget: Literal["warn", "error"] = "error"  # a gateway's wasm config over 1.5 MiB: stop, or only warn
     predicateFormat: Literal["default", "compact"] = "default"  # compact: one `in` list per limit
@@ -451,6 +453,9 @@ class SubscriptionConfig(Strict):
     owner: Subjects
     modelRefs: tuple[SubscriptionModelRef, ...] = Field(min_length=1)
     priority: Int32 = 0
+    # llm-d scheduling priority of the subscription's requests (issue 22): None creates no InferenceObjective, an
+    # explicit value (0 included) creates one per InferencePool; independent of `priority` (selection).
+    inferencePriority: Int32 | None = None
     tokenMetadata: Metadata | None = None
     # None: what the cluster says (seed 002's sticky identity), `short` for a subscription the cluster lacks.
     rateLimitIdentity: Literal["short", "legacy"] | None = None
@@ -459,6 +464,39 @@ class SubscriptionConfig(Strict):
     @cached_property  # read hundreds of thousands of times at 10,000 subscriptions
     def key(self) -> str:
         return naming.qualified(self.namespace, self.name)
+
+
+# `maas:acceptUnmeteredTraffic` entries name one finding of the unmetered-traffic report
+# (`plan/checks/unmetered.py`): `{model namespace}/{model name}:{path family}:{reason}`, or `*:{family}:{reason}`
+# for that case on every model (a platform-wide decision, such as "KServe's /v1/messages stays unmetered").
+UNMETERED_FAMILIES = ("*", "chat/completions", "completions", "responses", "messages")
+UNMETERED_REASONS = (
+    "no-total-tokens",
+    "stream-usage-not-enforced",
+    "stream-usage-unread",
+    "query-exemption",
+    "untargeted-route",
+    "limitador-shadow",
+    "policy-conflict",
+)
+_UNMETERED_KEY = re.compile(
+    rf"(\*|[a-z0-9]([a-z0-9-]*[a-z0-9])?/[a-z0-9]([a-z0-9-]*[a-z0-9])?)"
+    rf":({'|'.join(map(re.escape, UNMETERED_FAMILIES))}):({'|'.join(UNMETERED_REASONS)})"
+)
+
+
+def _unmetered_key(value: str) -> str:
+    if not _UNMETERED_KEY.fullmatch(value):
+        raise ValueError(
+            f"{quoted(value)} is not an unmetered-traffic finding; write namespace/model:family:reason, e.g. "
+            "llm/granite:messages:no-total-tokens, or *:family:reason for every model "
+            f"(families {', '.join(UNMETERED_FAMILIES)}; reasons "
+            f"{', '.join(UNMETERED_REASONS)})"
+        )
+    return value
+
+
+UnmeteredKey = Annotated[StrictStr, AfterValidator(_unmetered_key)]
 
 
 class UnmanagedRef(Strict):
@@ -477,6 +515,7 @@ class MaasConfig(Strict):
     subscriptions: tuple[SubscriptionConfig, ...] = ()
     unmanaged: tuple[UnmanagedRef, ...] = ()
     acceptQuotaResets: tuple[SubscriptionKey, ...] = ()
+    acceptUnmeteredTraffic: tuple[UnmeteredKey, ...] = ()
 
     @cached_property
     def models_by_key(self) -> dict[str, ModelConfig]:

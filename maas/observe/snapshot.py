@@ -89,6 +89,7 @@ _KINDS = (
     Kind(naming.ISTIO_NETWORKING_API_VERSION, "ServiceEntry", "serviceentries"),
     Kind("networking.istio.io/v1alpha3", "EnvoyFilter", "envoyfilters"),
     Kind("monitoring.coreos.com/v1", "PodMonitor", "podmonitors"),
+    Kind(naming.INFERENCE_OBJECTIVE_API_VERSION, "InferenceObjective", "inferenceobjectives"),  # issue 22
     Kind("cert-manager.io/v1", "Certificate", "certificates"),
     Kind("v1", "Service", "services"),
     Kind("v1", "ServiceAccount", "serviceaccounts"),

@@ -162,8 +162,24 @@ class ServiceAddress:
 
 
 @dataclass(frozen=True)
+class PoolRef:
+    """`status.router.scheduler.inferencePool`: the InferencePool KServe reports serving the service (issue 22)."""
+
+    group: str | None
+    kind: str | None
+    name: str
+    namespace: str | None
+
+    @classmethod
+    def parse(cls, node: Node) -> PoolRef | None:
+        name = node.text("name")
+        return None if not name else cls(node.text("group"), node.text("kind"), name, node.text("namespace"))
+
+
+@dataclass(frozen=True)
 class LiveInferenceService:
-    """An LLMInferenceService: the model name KServe serves, and its status (conditions, URL, addresses)."""
+    """An LLMInferenceService: the model name KServe serves, and its status (conditions, URL, addresses, and for
+    flow control the scheduler's InferencePool and how many routing group members receive traffic)."""
 
     KIND: ClassVar[str] = "LLMInferenceService"
     meta: Meta
@@ -171,13 +187,21 @@ class LiveInferenceService:
     conditions: tuple[Condition, ...]
     url: str | None
     addresses: tuple[ServiceAddress, ...]
+    pool: PoolRef | None = None
+    group: str | None = None  # `status.router.group.name`, when the service is a member of a routing group
+    active_members: int = 0  # members of that group that are not stopped and have a positive weight
 
     @classmethod
     def parse(cls, node: Node) -> LiveInferenceService:
         status = node.at("status")
         addresses = tuple(ServiceAddress.parse(a) for a in status.items("addresses"))
         model = node.text("spec", "model", "name")
-        return cls(Meta.parse(node), model, Condition.all_of(status), status.text("url"), addresses)
+        router = status.at("router")
+        pool = PoolRef.parse(router.at("scheduler", "inferencePool"))
+        group = router.at("group")
+        active = sum(1 for m in group.items("members") if not m.flag("stopped") and m.count("weight", default=0) > 0)
+        conditions = Condition.all_of(status)
+        return cls(Meta.parse(node), model, conditions, status.text("url"), addresses, pool, group.text("name"), active)
 
 
 @dataclass(frozen=True)

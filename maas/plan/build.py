@@ -19,6 +19,7 @@ from .adoption import adopt_and_force
 from .checks.ambiguous_selection import ambiguous_selection_warnings
 from .checks.quota import quota_report
 from .checks.routing_headers import routing_header_issues
+from .checks.unmetered import unmetered_report
 from .dashboard import usage_dashboard
 from .desired import Desired, Plan
 from .gateway import add_gateway_budget
@@ -58,6 +59,9 @@ def build_plan(config: MaasConfig, observed: Observed) -> Plan:
     quota = quota_report(config, observed, plan)  # after the opt-outs: a policy Pulumi leaves alone resets nothing
     plan.warnings.extend(quota.warnings)
     plan.outputs["quotaResets"] = quota.outputs
+    unmetered = unmetered_report(config, observed, plan)  # issue 22: where a token limit cannot count
+    plan.warnings.extend(unmetered.warnings)
+    plan.outputs["unmeteredTraffic"] = unmetered.outputs
     plan.warnings.extend(controller_finalizer_warnings(config, observed, plan))
     if config.platform.controllerMode == "coexist":
         _hand_over_from_controller(plan)

@@ -56,6 +56,8 @@ NOT_AWAITED: Mapping[str, str] = {
     "PodMonitor": "status.bindings only with the Prometheus operator's status feature; no top-level condition",
     "PersesDashboard": "the Perses operator documents no condition type",
     "PersesDatasource": "the Perses operator documents no condition type",
+    "InferenceObjective": "llm-d's EPP only reads it: no llm-d-router v0.10.0 code writes its status, whose CRD "
+    "default is Ready=Unknown ('Waiting for controller')",
 }
 
 # The upstream maas-controller's finalizers all live under its API group (maas.opendatahub.io/subscription-cleanup,

@@ -106,6 +106,8 @@ class Scopes:
                 narrowed[name] = {key: item for key, item in value.items() if keyed[name](key) == scope}
             elif name == "quotaResets":
                 narrowed[name] = [reset for reset in value if self.of_entry(reset["subscription"]) == scope]
+            elif name == "unmeteredTraffic":
+                narrowed[name] = {key: item for key, item in value.items() if self.of_model(item["model"]) == scope}
             elif scope == PLATFORM:
                 narrowed[name] = value
         return narrowed

@@ -13,6 +13,7 @@ from .preflight import preflight
 from .provider_options import provider_option_issues
 from .quota import quota_issues
 from .selfcheck import check_plan
+from .unmetered import unmetered_issues
 
 
 def plan_issues(
@@ -24,6 +25,7 @@ def plan_issues(
     return (
         preflight(config, plan, observed)
         + quota_issues(config, plan.outputs["quotaResets"])
+        + unmetered_issues(config, plan.outputs.get("unmeteredTraffic", {}).values())
         + gateway_budget_issues(config, plan.outputs.get("gateways", {}))
         + identities
         + check_plan(plan, registry)

@@ -25,7 +25,10 @@ MAX_OBJECT_BYTES = 1_572_864
 UNCHECKED_KINDS = frozenset({("cert-manager.io/v1", "Certificate")})
 # 3.6 status fields that the vendored MaaS CRDs (the mirror's HEAD) predate (seed 002): left out of the check
 # instead of reported as unknown. The 3.6 CRD that `rateLimitIdentity: short` requires (README) declares them.
-NEWER_THAN_VENDORED_STATUS = {("maas.opendatahub.io/v1alpha1", "MaaSSubscription"): frozenset({"rateLimitIdentity"})}
+# `flowControlStatuses` (issue 22) is newer still: upstream publishes it after 3.6.
+NEWER_THAN_VENDORED_STATUS = {
+    ("maas.opendatahub.io/v1alpha1", "MaaSSubscription"): frozenset({"rateLimitIdentity", "flowControlStatuses"})
+}
 # The status writer stamps `lastTransitionTime` on every condition when it writes (status.writes.stamp_conditions).
 WRITE_TIME = "2000-01-01T00:00:00Z"
 # Owner kinds -> the configuration key their entries come from.

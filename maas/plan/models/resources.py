@@ -24,6 +24,7 @@ from ..policies.ratelimit import rates_of
 from ..status import writes_status
 from ..status.conditions import condition
 from ..status.model import ModelFacts, model_status
+from .flow_control import flow_control
 from .routing import model_details, route_of, tenant_of
 
 OwnerKey = tuple[str, str]
@@ -77,10 +78,17 @@ def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Ide
         identity = identities[subscription.key]
         body = maas_subscription(subscription, identity)
         status = subscription_status(config, subscription, phases, identity)
+        flow = flow_control(config, subscription, observed)  # issue 22: objectives under their models' owners
+        if flow.statuses:
+            status["flowControlStatuses"] = flow.statuses
+        for key, objectives in flow.objectives.items():
+            result.objects.setdefault(("Model", key), []).extend(objectives)
+        result.warnings.extend(flow.warnings)
         result.objects[owner] = [body]
         result.outputs[owner] = {"phase": status["phase"], "rateLimitIdentity": identity}
         if with_status:
-            result.statuses[owner] = [status_write(body, status, targets.dependencies(subscription, TRLP))]
+            dependencies = [*targets.dependencies(subscription, TRLP), *flow.identities]
+            result.statuses[owner] = [status_write(body, status, dependencies)]
     return result
 
 

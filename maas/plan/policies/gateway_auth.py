@@ -381,6 +381,38 @@ def _success_headers(keys: ApiKeyCel, oidc: Oidc | None) -> dict:
     }
 
 
+# Flow control (issue 22): their own response group, so that no other header's failure can drop them (Authorino
+# drops the rest of a priority group when one of its evaluators fails).
+FLOW_CONTROL_PRIORITY = 2
+
+
+def selection_text_or_empty(field: str) -> str:
+    """A string field of maas-api's select answer, else "": it never fails to evaluate, whatever the metadata holds
+    (no metadata, no select answer, an error answer without the field, a field of another type)."""
+    return (
+        f'(has(auth.metadata) && type(auth.metadata) == map && "{SELECTION_METADATA}" in auth.metadata && '
+        f"type({SELECTION}) == map && has({SELECTION}.{field}) && type({SELECTION}.{field}) == string) ? "
+        f'{SELECTION}.{field} : ""'
+    )
+
+
+OBJECTIVE = selection_text_or_empty("objective")
+
+
+def flow_control_headers(tenant: TenantConfig) -> dict:
+    """The four llm-d scheduling headers on every authorized request, unconditionally: Authorino sends them on OK,
+    and the wasm-shim sets each one under its lowercase name, replacing every client-sent copy (Envoy lowercases
+    request header names). The fairness ID is the tenant (this policy is the tenant's own, so it is static); the
+    objective is the name maas-api resolved for the selected subscription and the requested model's pool, or ""."""
+    fairness = {
+        name: _evaluator(FLOW_CONTROL_PRIORITY, plain={"value": tenant.name}) for name in naming.FAIRNESS_HEADERS
+    }
+    objective = {
+        name: _evaluator(FLOW_CONTROL_PRIORITY, plain={"expression": OBJECTIVE}) for name in naming.OBJECTIVE_HEADERS
+    }
+    return {**fairness, **objective}
+
+
 def identity_properties(oidc: Oidc | None = None) -> dict[str, str]:
     """`auth.identity.*` after the gateway policy: what TRLPs count and match on, and telemetry labels by."""
     return {
@@ -435,6 +467,7 @@ def gateway_auth_policy(platform: PlatformConfig, tenant: TenantConfig, x_api_ke
         "authorization": _authorization(platform, tenant, keys),
         "response": _response(keys, tenant.oidc),
     }
+    rules["response"]["success"]["headers"].update(flow_control_headers(tenant))
     return k8s_object(
         naming.AUTH_POLICY_API_VERSION,
         "AuthPolicy",

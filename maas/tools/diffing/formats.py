@@ -39,7 +39,15 @@ def text(review: Review) -> str:
     lines += [f"  {c.subscription} on {c.model}: {c.old} -> {c.new}" for c in review.limits]
     lines += ["", f"quota resets: {_number(len(review.resets), 'reset') if review.resets else NO_RESETS}"]
     lines += [f"  {line}" for line in review.reset_lines]
+    if review.unmetered_added or review.unmetered_removed:  # the section appears when a change adds or removes one
+        lines += ["", f"unmetered traffic: {_unmetered_counts(review)}"]
+    for mark, records in (("+", review.unmetered_added), ("-", review.unmetered_removed)):
+        lines += [f"  {mark} {r['key']}: {r['why']}; fix: {r['fix']}" for r in records]
     return "\n".join(lines) + "\n"
+
+
+def _unmetered_counts(review: Review) -> str:
+    return f"{len(review.unmetered_added)} added, {len(review.unmetered_removed)} removed"
 
 
 def markdown(review: Review) -> str:
@@ -65,6 +73,14 @@ def markdown(review: Review) -> str:
     ]
     header = ("Subscription", "Model", "Old limit", "New limit", "Reason", "Accepted")
     parts += ["### Quota resets", _table(header, resets) if resets else _sentence(NO_RESETS)]
+    unmetered = [
+        (mark, r["model"], r["family"], r["reason"], r["why"], r["fix"], "yes" if r["accepted"] else "no")
+        for mark, records in (("added", review.unmetered_added), ("removed", review.unmetered_removed))
+        for r in records
+    ]
+    header = ("Change", "Model", "Path family", "Reason", "Why", "Fix", "Accepted")
+    if unmetered:
+        parts += ["### Unmetered traffic", _table(header, unmetered)]
     return "\n\n".join(parts) + "\n"
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from ...config.errors import escaped
 from ...plan.checks.quota import Reset, reset_lines
+from ...plan.checks.unmetered import is_report_line as is_unmetered
 from .access import AccessChange, access_changes
 from .fields import field_changes
 from .limits import LimitChange, limit_changes
@@ -38,10 +39,15 @@ class Review:
     new_warnings: tuple[str, ...] = ()  # HEAD's plan warns, BASE's does not (in HEAD's order)
     resolved_warnings: tuple[str, ...] = ()  # BASE's plan warns, HEAD's does not (in BASE's order)
     kept_warnings: int = 0  # both warn
+    unmetered_added: tuple[Mapping[str, Any], ...] = ()  # HEAD's `unmeteredTraffic` records BASE lacks, by key
+    unmetered_removed: tuple[Mapping[str, Any], ...] = ()  # BASE's records HEAD lacks
 
     @property
     def changed(self) -> bool:
-        return any((self.objects, self.access, self.access_notes, self.limits, self.resets, *self.warning_changes))
+        unmetered = (self.unmetered_added, self.unmetered_removed)
+        return any(
+            (self.objects, self.access, self.access_notes, self.limits, self.resets, *self.warning_changes, *unmetered)
+        )
 
     @property
     def warning_changes(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -55,7 +61,9 @@ def review(base: Side, head: Side) -> Review:
     access, notes = access_changes(base, head)
     resets = tuple(head.outputs.get("quotaResets", ()))
     quota = quota_lines(resets)
-    before, after = set(base.warnings), set(head.warnings)
+    before = {w for w in base.warnings if not is_unmetered(w)}  # the unmetered cases: their own section
+    after = {w for w in head.warnings if not is_unmetered(w)}
+    added, removed = unmetered_changes(base, head)
     return Review(
         tuple(object_changes(base, head)),
         tuple(access),
@@ -63,10 +71,21 @@ def review(base: Side, head: Side) -> Review:
         tuple(limit_changes(base, head)),
         resets,
         tuple(quota[1:]),
-        new_warnings=tuple(w for w in head.warnings if w not in before and w not in quota),  # resets: their section
-        resolved_warnings=tuple(w for w in base.warnings if w not in after),
+        new_warnings=tuple(
+            w for w in head.warnings if w not in before and w not in quota and not is_unmetered(w)
+        ),  # resets and unmetered cases: their sections
+        resolved_warnings=tuple(w for w in base.warnings if w not in after and not is_unmetered(w)),
         kept_warnings=len(before & after),
+        unmetered_added=added,
+        unmetered_removed=removed,
     )
+
+
+def unmetered_changes(base: Side, head: Side) -> tuple[tuple[Mapping[str, Any], ...], tuple[Mapping[str, Any], ...]]:
+    """The unmetered cases a change adds and removes, by their acceptance key (issue 22)."""
+    old, new = base.outputs.get("unmeteredTraffic", {}), head.outputs.get("unmeteredTraffic", {})
+    added = tuple(new[key] for key in sorted(new.keys() - old.keys()))
+    return added, tuple(old[key] for key in sorted(old.keys() - new.keys()))
 
 
 def object_changes(base: Side, head: Side) -> list[ObjectChange]:
