@@ -208,12 +208,10 @@ def host(tmp_path_factory) -> Iterator[Host]:
 
 @dataclass(frozen=True)
 class Model:
-    """One MaaSModelRef status the program plans: its body as a status Desired carries it, its uid (None: not known
-    in this preview) and its facts."""
+    """One MaaSModelRef status the program plans: its body as a status Desired carries it, and its facts."""
 
     name: str
     status: dict[str, Any]
-    uid: str | None = "uid"
     facts: dict[str, Any] | None = None
 
     def body(self) -> dict[str, Any]:
@@ -225,26 +223,15 @@ class Model:
         return f"MaaSModelRef/llm/{self.name}"
 
 
-def _unknown() -> pulumi.Output[Any]:
-    """An Output whose value this preview does not know (a new object's `metadata.uid`)."""
-    loop = asyncio.get_running_loop()
-    value, known, secret = loop.create_future(), loop.create_future(), loop.create_future()
-    value.set_result(None), known.set_result(False), secret.set_result(False)
-    return pulumi.Output(set(), value, known, secret)
-
-
 def program_sends(models: list[Model], connection: dict[str, str], provider: str = PROVIDER) -> struct_pb2.Struct:
     """The inputs of one StatusWrites as the SDK sends them to the engine: built by the program's own helpers,
-    `connection` and `__provider` secret (a real monitor supports secrets), unknown uids as the sentinel."""
+    `connection` and `__provider` secret (a real monitor supports secrets)."""
 
     async def serialize() -> struct_pb2.Struct:
         # set in this task's context only: the test process's settings stay as they were
         settings.SETTINGS.monitor_features = {resource_pb2.RESOURCE_MONITOR_FEATURE_SECRETS}
         settings.SETTINGS.outputs = set()
-        targets = [
-            status_target(m.body(), RESOURCE, _unknown() if m.uid is None else f"{m.uid}-{m.name}", m.facts)
-            for m in models
-        ]
+        targets = [status_target(m.body(), RESOURCE, m.facts) for m in models]
         props = {**status_inputs(targets, connection), PROVIDER_KEY: pulumi.Output.secret(provider)}
         return await rpc.serialize_properties(props, {})
 
@@ -440,15 +427,13 @@ def test_the_engine_sends_the_secret_inputs_plain_and_gets_them_back_under_the_s
     assert outs["connection"] == connection(kube) and outs[PROVIDER_KEY] == PROVIDER
 
 
-def test_check_and_diff_of_a_preview_read_no_cluster_and_an_unknown_uid_is_a_change(host, kube):
-    """2c, 2g: Check and Diff only unpickle the provider; an unknown `targetUid` arrives as Unknown and is a change;
-    the same inputs against their own outputs are no change, although the host drops every null of `facts`."""
+def test_check_and_diff_of_a_preview_read_no_cluster_and_a_changed_status_is_a_change(host, kube):
+    """2c, 2g: Check and Diff only unpickle the provider; a changed status is a change; the same inputs against
+    their own outputs are no change, although the host drops every null of `facts`."""
     status = planned(kube)
     known = [Model("granite-7b", status, facts=FACTS), Model("llama-3-8b", READY)]
-    preview = [Model("granite-7b", status, uid=None, facts=FACTS), Model("llama-3-8b", READY)]
+    preview = [Model("granite-7b", {**status, "phase": "Pending"}, facts=FACTS), Model("llama-3-8b", READY)]
     news = inputs(preview, connection(kube))
-    wire = as_dict(news)["targets"]["MaaSModelRef/llm/granite-7b"]["targetUid"]
-    assert wire == rpc.UNKNOWN == "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # rpc.go:73 UnknownStringValue
     assert None in as_dict(news)["targets"]["MaaSModelRef/llm/granite-7b"]["facts"].values()
     before = len(kube.requests)
 
@@ -493,7 +478,7 @@ def test_create_writes_each_status_and_judges_the_one_with_facts_in_the_host(hos
     for model, status in ((models[0], judged), (models[1], READY)):
         record = outs["targets"][model.key]
         assert decode_status(record["status"]) == status
-        assert record["targetUid"] == f"uid-{model.name}"
+        assert "targetUid" not in record  # a replaced object replaces the batch instead (`replace_with`)
         transitions = record["transitions"]
         assert sorted(transitions) == sorted(c["type"] for c in status["conditions"])
         assert all(RFC3339.fullmatch(at) for at in transitions.values())

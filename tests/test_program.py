@@ -285,14 +285,15 @@ def test_urns_stay_what_earlier_states_recorded(dev_rendering):
     } <= urns
 
 
-def test_status_write_urns_are_one_per_component(dev_rendering):
-    """Issue 13 batched the status writes: `{Kind}/status/{namespace}/{name}` resources of older states are deleted
-    (which sends nothing) and these write the same statuses."""
-    urns = {r.urn for r in dev_rendering.registrations}
-    assert {
-        "urn:pulumi:dev::maas::maas:index:Model$pulumi-python:dynamic:Resource::statuses/llm/granite-7b",
+def test_status_write_urns_are_one_per_tenant(dev_rendering):
+    """Issue 13 batched the status writes, issue 21 moved the models' into their tenant's: the resources of older
+    states (`{Kind}/status/{namespace}/{name}`, `statuses/{model}`) are deleted, which sends nothing, and these
+    write the same statuses."""
+    urns = {r.urn for r in dev_rendering.registrations if r.type == "pulumi-python:dynamic:Resource"}
+    assert urns == {
         "urn:pulumi:dev::maas::maas:index:Tenant$pulumi-python:dynamic:Resource::statuses/models-as-a-service",
-    } <= urns
+        "urn:pulumi:dev::maas::maas:index:Tenant$pulumi-python:dynamic:Resource::statuses/redteam",
+    }
 
 
 @pytest.mark.parametrize(

@@ -229,8 +229,8 @@ def test_auth_policy_status_phase(dev_rendering):
 
 def test_status_writes_depend_on_their_object_and_policies(dev_rendering):
     urns = {r.name: r.urn for r in dev_rendering.registrations}
-    status = next(r for r in dev_rendering.registrations if r.name == "statuses/llm/granite-7b")
-    assert status.type == STATUS_TYPE and list(status.inputs["targets"]) == ["MaaSModelRef/llm/granite-7b"]
+    status = next(r for r in dev_rendering.registrations if r.name == "statuses/models-as-a-service")
+    assert status.type == STATUS_TYPE and "MaaSModelRef/llm/granite-7b" in status.inputs["targets"]
     expected = {
         "llm/granite-7b",
         "llm/maas-trlp-granite-7b",
@@ -241,19 +241,31 @@ def test_status_writes_depend_on_their_object_and_policies(dev_rendering):
     assert expected <= named and all(urns[n] in status.dependencies for n in expected)
 
 
-def test_status_writes_live_under_their_component_one_resource_each(dev_rendering):
-    """A model's status under the model; a tenant's own, its subscriptions' and its auth policies' under the
-    tenant, all in one resource."""
+def test_status_writes_live_under_their_tenant_with_the_models_it_serves(dev_rendering):
+    """A tenant's own status, its subscriptions', its auth policies' and its models' under the tenant, in one
+    resource while they fit a batch; each batch is replaced with any object it writes the status of."""
     parents = {r.urn: r for r in dev_rendering.registrations}
     writers = {r.name: r for r in dev_rendering.registrations if r.type == STATUS_TYPE}
-    assert parents[writers["statuses/llm/granite-7b"].parent].type == "maas:index:Model"
+    assert sorted(writers) == ["statuses/models-as-a-service", "statuses/redteam"]
     tenant = writers["statuses/models-as-a-service"]
     assert parents[tenant.parent].type == "maas:index:Tenant"
     assert {
         "MaaSSubscription/models-as-a-service/premium",
         "MaaSAuthPolicy/models-as-a-service/premium-access",
         "MaasTenantConfig/models-as-a-service/default-tenant",
+        "MaaSModelRef/llm/granite-7b",
     } <= set(tenant.inputs["targets"])
+    assert "MaaSModelRef/redteam-models/qwen-coder" in writers["statuses/redteam"].inputs["targets"]
+    names = {
+        r.urn: (r.inputs["kind"], r.inputs["metadata"]["name"])
+        for r in dev_rendering.registrations
+        if r.is_kubernetes_object
+    }
+    replaced_with = {names[urn] for urn in tenant.replace_with}
+    assert {("MaaSModelRef", "granite-7b"), ("MaaSSubscription", "premium")} <= replaced_with
+    assert all(
+        kind in ("MaaSModelRef", "MaaSSubscription", "MaaSAuthPolicy", "MaasTenantConfig") for kind, _ in replaced_with
+    )
     assert objects_of(dev_rendering, "MaaSSubscription")  # the CRs themselves are Kubernetes objects
 
 

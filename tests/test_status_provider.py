@@ -73,7 +73,6 @@ def target(status: dict | None = None, name: str = "granite-7b", **extra) -> dic
         "namespace": "llm",
         "name": name,
         "status": encode_status(status or READY),
-        "targetUid": f"uid-{name}",
         **extra,
     }
 
@@ -442,11 +441,12 @@ def test_diff_compares_each_target_and_the_connection_and_never_replaces(kube):
     provider = StatusBatchProvider()
     olds = batch(kube, {**target(facts=FACTS), "transitions": {}})
     assert provider.diff("id", olds, props(kube, facts=FACTS)).changes is False
+    older = batch(kube, {**target(facts=FACTS), "targetUid": "uid-granite-7b", "transitions": {}})
+    assert provider.diff("id", older, props(kube, facts=FACTS)).changes is False  # an older state's uid: no change
     ungoverned = {**FACTS, "governed_by": ["subscription"]}
     for news in (
         props(kube, {"phase": "Pending"}, facts=FACTS),
         props(kube, facts=ungoverned),
-        props(kube, facts=FACTS, targetUid="new-uid"),
         props(kube, facts=FACTS, connection_={"context": "other"}),
         props(kube, facts=FACTS, resource="maasmodelrefs2"),
         batch(kube, target(facts=FACTS), target(name="llama-3-8b")),
@@ -461,7 +461,7 @@ def test_diff_compares_each_target_and_the_connection_and_never_replaces(kube):
 def test_the_program_gives_the_writer_facts_unless_observe_is_off(dev_raw):
     def granite_target(raw: dict) -> dict:
         registrations = render(raw).registrations
-        writer = next(r for r in registrations if r.type == STATUS_TYPE and r.name == "statuses/llm/granite-7b")
+        writer = next(r for r in registrations if r.type == STATUS_TYPE and r.name == "statuses/models-as-a-service")
         return writer.inputs["targets"]["MaaSModelRef/llm/granite-7b"]
 
     assert granite_target(dev_raw)["facts"]["route_name"] == "granite-7b-instruct-kserve-route"

@@ -177,7 +177,8 @@ def test_the_preview_of_that_update_registers_what_a_full_run_does_so_it_shows_n
     )
     assert SECRET_ISSUE in preview.warnings[0]
     assert preview.writer("redteam").inputs["writeOnly"] == [REDTEAM_TENANT]
-    assert "writeOnly" not in preview.writer("llm/granite-7b").inputs
+    tenant = preview.writer("models-as-a-service").inputs
+    assert "MaaSModelRef/llm/granite-7b" in tenant["targets"] and tenant["writeOnly"] == [DEFAULT_TENANT]
     assert "writeOnly" not in full.writer("redteam").inputs
 
 
@@ -242,7 +243,7 @@ def subscription() -> dict:
     }
 
 
-def target(obj: dict, phase: str, uid: str | None = "") -> dict:
+def target(obj: dict, phase: str) -> dict:
     resource = {"MaasTenantConfig": "maastenantconfigs", "MaaSSubscription": "maassubscriptions"}[obj["kind"]]
     return {
         "apiVersion": obj["apiVersion"],
@@ -251,7 +252,6 @@ def target(obj: dict, phase: str, uid: str | None = "") -> dict:
         "namespace": obj["metadata"]["namespace"],
         "name": obj["metadata"]["name"],
         "status": encode_status({"phase": phase, "conditions": [_ready(phase)]}),
-        "targetUid": obj["metadata"]["uid"] if uid == "" else uid,
     }
 
 
@@ -289,8 +289,8 @@ def test_write_only_writes_the_tenant_status_alone_and_every_other_target_keeps_
     before = len(patched(kube))
     stopped = inputs(
         kube,
-        target(tenant_config(), "Failed", uid=None),
-        target(subscription(), "Degraded", uid=None),
+        target(tenant_config(), "Failed"),
+        target(subscription(), "Degraded"),
         write_only=[DEFAULT_TENANT],
     )
     assert provider.diff("id", created.outs, stopped).changes is True
@@ -298,7 +298,6 @@ def test_write_only_writes_the_tenant_status_alone_and_every_other_target_keeps_
     assert patched(kube)[before:] == ["maastenantconfigs/default-tenant"]
     assert updated.outs["targets"][SUBSCRIPTION] == created.outs["targets"][SUBSCRIPTION]
     assert decode_status(updated.outs["targets"][DEFAULT_TENANT]["status"])["phase"] == "Failed"
-    assert updated.outs["targets"][DEFAULT_TENANT]["targetUid"] == "uid-models-as-a-service"  # kept, not None
     assert "writeOnly" not in updated.outs
     # the next full update compares every target with what the cluster really holds
     full = inputs(kube, target(tenant_config(), "Active"), target(subscription(), "Active"))
@@ -312,8 +311,8 @@ def test_write_only_ignores_other_targets_and_a_status_already_published(kube):
     created = provider.create(inputs(kube, target(tenant_config(), "Failed"), target(subscription(), "Active")))
     again = inputs(
         kube,
-        target(tenant_config(), "Failed", uid=None),
-        target(subscription(), "Degraded", uid=None),
+        target(tenant_config(), "Failed"),
+        target(subscription(), "Degraded"),
         write_only=[DEFAULT_TENANT],
     )
     assert provider.diff("id", created.outs, again).changes is False
@@ -323,7 +322,7 @@ def test_write_only_never_writes_a_target_no_earlier_up_recorded(kube):
     """A tenant whose MaasTenantConfig no update created yet has no object to write to: nothing is sent, and its
     first full update writes every status."""
     provider = StatusBatchProvider()
-    created = provider.create(inputs(kube, target(tenant_config(), "Failed", uid=None), write_only=[DEFAULT_TENANT]))
+    created = provider.create(inputs(kube, target(tenant_config(), "Failed"), write_only=[DEFAULT_TENANT]))
     assert kube.requests == [] and created.outs["targets"] == {}
     full = inputs(kube, target(tenant_config(), "Active"))
     assert provider.diff("id", created.outs, full).changes is True

@@ -1,6 +1,6 @@
 """The Pulumi layer: one explicit Kubernetes provider, one component per group of owners (`maas.plan.grouping`:
-a tenant with its subscriptions and auth policies, a model, the shared platform), and one status write resource
-per component.
+a tenant with its subscriptions and auth policies, a model, the shared platform), and a tenant's status writes in
+bounded batches (`status_batches.py`) under its component: its own statuses and those of the models it serves.
 
 Nothing is computed here; every object arrives complete from `maas.plan`. Objects whose owner joined its tenant's
 component carry `aliases`: the URNs they had under a component of their own, so Pulumi moves them instead of
@@ -23,6 +23,7 @@ from ..config.secrets import NONE, Secrets, secret_values
 from ..config.stackfile import NAMESPACE
 from ..plan.desired import Desired, Owner, Plan, object_identity
 from ..plan.grouping import Group, component_groups
+from .status_batches import status_batches
 from .status_writer import StatusWrites, status_inputs, status_target, target_key
 
 COMPONENT_TYPE = "maas:index:{kind}"
@@ -33,11 +34,14 @@ def type_token(api_version: str, kind: str) -> str:
     return f"kubernetes:{api_version if '/' in api_version else 'core/' + api_version}:{kind}"
 
 
-class KubernetesObject(pulumi.CustomResource):
-    """Any Kubernetes object, registered exactly as computed (CRD casing kept, nothing translated)."""
+def kubernetes_object(desired: Desired, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    """Any Kubernetes object, registered exactly as computed (CRD casing kept, nothing translated).
 
-    def __init__(self, desired: Desired, opts: pulumi.ResourceOptions) -> None:
-        super().__init__(type_token(desired.api_version, desired.kind), desired.logical_name, desired.body, opts)
+    A plain CustomResource, not a subclass: the SDK records the program's stack trace for a resource whose class
+    has a constructor of its own (`_get_stack_trace`: the third `__init__` frame), about 16 frames here, each turned
+    into a file URI, a tenth of a second per 1,000 objects; every object would point at this line anyway."""
+    type_ = type_token(desired.api_version, desired.kind)
+    return pulumi.CustomResource(type_, desired.logical_name, desired.body, opts)
 
 
 class OwnerComponent(pulumi.ComponentResource):
@@ -62,9 +66,11 @@ class _Registrar:
     def __init__(
         self,
         providers: dict[bool, k8s.Provider] | None,
-        platform: PlatformConfig,
+        config: MaasConfig,
         failed: Mapping[str, Desired] | None = None,
     ) -> None:
+        platform = config.platform
+        self.models = config.models_by_key  # a model's statuses are written with its tenant's
         self.providers = providers or {}
         # The cluster the provider and the observation use (`config.kubernetes.reader_connection`): a secret input.
         cluster = reader_connection(platform.kubernetes)
@@ -88,8 +94,22 @@ class _Registrar:
             for desired, owner, component in ready:
                 self.registered[desired.identity] = self._register(desired, owner, component)
             pending = [entry for entry in pending if entry[0].identity not in self.registered]
+        writes = self._writes_by_tenant(components)
         for component in components:
-            self._register_statuses(component)
+            if component.group.kind == "Tenant":
+                self._register_statuses(component, writes.get(component.group.name, []))
+
+    def _writes_by_tenant(self, components: list[OwnerComponent]) -> dict[str, list[Desired]]:
+        """Every status write under the tenant it belongs to: a model's under the tenant that serves it."""
+        writes: dict[str, list[Desired]] = {}
+        for component in components:
+            group = component.group
+            for desired in (d for owner in group.owners for d in owner.objects if d.subresource == "status"):
+                if group.kind not in ("Model", "Tenant"):
+                    raise ValueError(f"status write {desired.identity} belongs to no tenant")
+                tenant = self.models[group.name].tenant if group.kind == "Model" else group.name
+                writes.setdefault(tenant, []).append(desired)
+        return writes
 
     def _register(self, desired: Desired, owner: Owner, parent: OwnerComponent) -> pulumi.Resource:
         options = pulumi.ResourceOptions(
@@ -102,52 +122,58 @@ class _Registrar:
             # Adopt a live object Pulumi must not change instead of creating over it (`Desired.import_id`).
             import_=desired.import_id,
         )
-        return KubernetesObject(desired, options)
+        return kubernetes_object(desired, options)
 
-    def register_failed(self, components: list[OwnerComponent]) -> list[pulumi.Resource]:
-        """Only the status resources of the tenants a failed preflight concerns (see `_register_failed`)."""
-        return [self._register_failed(component) for component in components if self._is_failed(component)]
+    def register_failed(self, components: list[OwnerComponent], models: list[OwnerComponent]) -> list[pulumi.Resource]:
+        """Only the status resources of the tenants a failed preflight concerns (see `_register_failed`); `models`:
+        the components whose statuses are batched with theirs, which that update does not register."""
+        writes = self._writes_by_tenant([*components, *models])
+        return [
+            self._register_failed(component, writes.get(component.group.name, []))
+            for component in components
+            if self._is_failed(component)
+        ]
 
     def _is_failed(self, component: OwnerComponent) -> bool:
         return component.group.kind == "Tenant" and component.group.name in self.failed
 
-    def _register_statuses(self, component: OwnerComponent) -> None:
-        """One resource for every status write of the component, depending on the union of what they describe."""
+    def _register_statuses(self, component: OwnerComponent, writes: list[Desired]) -> None:
+        """One resource per batch of the tenant's status writes, each depending on the union of what its statuses
+        describe, and replaced with any of its objects that Pulumi replaces (its create then writes them all)."""
         if self._is_failed(component):
-            self._register_failed(component)
+            self._register_failed(component, writes)
             return
-        writes = [d for owner in component.group.owners for d in owner.objects if d.subresource == "status"]
-        if not writes:
-            return
-        targets = [self._target(desired) for desired in writes]
-        dependencies = sorted({identity for desired in writes for identity in desired.depends_on})
-        if unknown := [i for i in dependencies if i not in self.registered]:
-            raise ValueError(f"status writes of {component.group.name} depend on {unknown}, which are not objects")
-        options = pulumi.ResourceOptions(parent=component, depends_on=[self.registered[i] for i in dependencies])
-        StatusWrites(f"statuses/{component.group.name}", status_inputs(targets, self.connection), options)
+        by_key = {target_key(self._target(desired)): desired for desired in writes}
+        for name, targets in status_batches(f"statuses/{component.group.name}", [self._target(d) for d in writes]):
+            members = [by_key[target_key(target)] for target in targets]
+            dependencies = sorted({identity for desired in members for identity in desired.depends_on})
+            if unknown := [i for i in dependencies if i not in self.registered]:
+                raise ValueError(f"status writes of {component.group.name} depend on {unknown}, which are not objects")
+            objects = [self.registered.get(object_identity(d.kind, d.namespace, d.name)) for d in members]
+            options = pulumi.ResourceOptions(
+                parent=component,
+                depends_on=[self.registered[i] for i in dependencies],
+                replace_with=[obj for obj in objects if obj is not None] or None,
+            )
+            StatusWrites(name, status_inputs(targets, self.connection), options)
 
-    def _register_failed(self, component: OwnerComponent) -> pulumi.Resource:
-        """The tenant's status resource as a stopped update registers it, the same in preview and update: every
-        planned target (shown, not written), the MaasTenantConfig one as the failed preflight judged it, written
-        alone (`writeOnly`); no dependencies and no uids, since that update registers none of the objects."""
+    def _register_failed(self, component: OwnerComponent, writes: list[Desired]) -> pulumi.Resource:
+        """The tenant's status resource holding its MaasTenantConfig, as a stopped update registers it, the same in
+        preview and update: every planned target of that batch (shown, not written), the MaasTenantConfig one as
+        the failed preflight judged it, written alone (`writeOnly`); no dependencies, since that update registers
+        none of the objects. The batches are cut from the planned statuses, as the update that is not stopped
+        cuts them."""
         failed = self.failed[component.group.name]
-        writes = [d for owner in component.group.owners for d in owner.objects if d.subresource == "status"]
-        writes = [failed if d.identity == failed.identity else d for d in writes]
-        targets = [self._target(desired, with_uid=False) for desired in writes]
-        only = [target_key(self._target(failed, with_uid=False))]
-        inputs = status_inputs(targets, self.connection, write_only=only)
-        return StatusWrites(f"statuses/{component.group.name}", inputs, pulumi.ResourceOptions(parent=component))
+        only = target_key(self._target(failed))
+        batches = status_batches(f"statuses/{component.group.name}", [self._target(d) for d in writes])
+        name, planned = next((name, ts) for name, ts in batches if only in {target_key(t) for t in ts})
+        targets = [self._target(failed) if target_key(t) == only else t for t in planned]
+        inputs = status_inputs(targets, self.connection, write_only=[only])
+        return StatusWrites(name, inputs, pulumi.ResourceOptions(parent=component))
 
-    def _target(self, desired: Desired, with_uid: bool = True) -> dict[str, Any]:
+    def _target(self, desired: Desired) -> dict[str, Any]:
         facts = desired.status_facts if self.observe else None  # `observe: false`: the writer reads nothing
-        uid = self._uid(desired) if with_uid else None
-        return status_target(desired.body, naming.STATUS_RESOURCES[desired.kind], uid, facts)
-
-    def _uid(self, desired: Desired) -> pulumi.Output | None:
-        """The target's uid: a re-created object (new uid, empty status) gets its status written again."""
-        target = self.registered.get(object_identity(desired.kind, desired.namespace, desired.name))
-        metadata = getattr(target, "metadata", None)
-        return None if metadata is None else metadata.apply(lambda m: (m or {}).get("uid"))
+        return status_target(desired.body, naming.STATUS_RESOURCES[desired.kind], facts)
 
 
 def from_pulumi(project_dir: Path = Path(".")) -> Secrets:
@@ -197,7 +223,7 @@ def deploy(plan: Plan, config: MaasConfig, failed: Mapping[str, Desired] | None 
     """Everything the plan holds; with `failed`, those tenants' status resources as a stopped update registers
     them (the preview of an update that a failed preflight stops, `program.py`)."""
     components = [OwnerComponent(group) for group in component_groups(plan, config)]
-    _Registrar(providers_for(plan, config.platform), config.platform, failed).register_all(components)
+    _Registrar(providers_for(plan, config.platform), config, failed).register_all(components)
     for component in components:
         component.register_outputs(component.group.outputs())
     for warning in plan.warnings:
@@ -210,5 +236,14 @@ def deploy_failed(plan: Plan, config: MaasConfig, failed: Mapping[str, Desired])
     """Only what an update that a failed preflight stops registers: the components of the tenants it concerns
     and their status resources (no provider, no object, no other component). The program then fails, so the
     engine deletes nothing of what this run left out."""
-    groups = [g for g in component_groups(plan, config) if g.kind == "Tenant" and g.name in failed]
-    return _Registrar(None, config.platform, failed).register_failed([OwnerComponent(group) for group in groups])
+    groups = component_groups(plan, config)
+    tenants = [OwnerComponent(g) for g in groups if g.kind == "Tenant" and g.name in failed]
+    models = [_Unregistered(g) for g in groups if g.kind == "Model" and config.models_by_key[g.name].tenant in failed]
+    return _Registrar(None, config, failed).register_failed(tenants, models)
+
+
+class _Unregistered:
+    """A component's group, read for its status writes by a stopped update that does not register it."""
+
+    def __init__(self, group: Group) -> None:
+        self.group = group

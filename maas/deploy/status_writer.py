@@ -6,18 +6,21 @@ ignores a MaaSModelRef whose `status.phase` is not `Ready`. This provider sends 
 per resource by `maas.observe.reader.connect` with the kubeconfig and context of the Kubernetes provider
 (`platform.kubernetes`).
 
-One resource writes every status of one component (a model's MaaSModelRef; a tenant's MaasTenantConfig, its
-subscriptions and its auth policies), after everything those statuses describe: a registered resource costs the
-engine as much as a Kubernetes object, and a status write per object nearly doubled their number. Its inputs are
-`connection` and `targets`, one per object keyed `{Kind}/{namespace}/{name}`: the object's identity, the planned
-`status`, the object's uid (`targetUid`) and, when given, `facts`. So a preview diff names each status that
-changes, and the state keeps, per target, what `pulumi refresh` compares with. Every status is carried as one
+One resource writes a batch of one tenant's statuses (its MaasTenantConfig, subscriptions, auth policies and the
+MaaSModelRefs of the models it serves; `status_batches.py` bounds a batch and keeps its members stable), after
+everything those statuses describe: a registered resource costs the engine as much as a Kubernetes object, and a
+status write per object nearly doubled their number. Its inputs are `connection` and `targets`, one per object keyed
+`{Kind}/{namespace}/{name}`: the object's identity, the planned `status` and, when given, `facts`. So a preview diff
+names each status that changes, and the state keeps, per target, what `pulumi refresh` compares with. A target
+object that Pulumi replaces (a new uid, an empty status) replaces its batch with it (`replace_with`), whose create
+writes every status of the batch again; the batch needs no uid per target, which cost the SDK an output per status.
+Every status is carried as one
 canonical JSON string (`encode_status`): the SDK serializes a nested value leaf by leaf, which cost as much per
 status as registering an object, and the state, indented JSON, stores a string on one line where a nested status
 took a hundred; the CLI still shows a JSON string's diff field by field (`(json) {...}`).
 
 Lifecycle:
-- create/update: each target that is new or changed (status, facts, uid, identity; every target when the connection
+- create/update: each target that is new or changed (status, facts, identity; every target when the connection
   changed) is written; the others keep what the state recorded. A status that comes with `facts` is judged again
   just before its write, on a fresh read of the objects it depends on (`maas.status.needed`), so objects created by
   the same `pulumi up` count. While a judgement is settling (`maas.plan.status.settling`: a route not yet
@@ -33,8 +36,7 @@ Lifecycle:
   preflight decides, `deploy/program.py`): only those targets are compared and written, and only when a previous
   write recorded them (their object existed then; a target never written has nothing to write to). Every other
   target keeps its record, as does the connection (a changed one then rewrites everything at the next full
-  update); a target whose `targetUid` is None (its object was not registered by this update) keeps its recorded
-  uid. So the next full update compares every target with what the cluster really holds.
+  update). So the next full update compares every target with what the cluster really holds.
 - read (`pulumi refresh`): each live status, so drift shows and the next `up` writes it again; a target whose
   object no longer exists is dropped, and a resource with none left ends.
 - delete: nothing. A status leaves the program either because its object is being deleted (the status goes with
@@ -80,7 +82,7 @@ POLL_SECONDS = 2.0  # while a judgement is settling, look again this often ...
 SETTLE_SECONDS = 30.0  # ... for at most this long (a route), then write what was judged
 WINDOW_SECONDS = 60.0  # and only within one window per process: see `SettleWindow`
 IDENTITY_KEYS = ("apiVersion", "kind", "resource", "namespace", "name")
-COMPARED_KEYS = ("status", "facts", "targetUid")
+COMPARED_KEYS = ("status", "facts")  # a record of an older state may also hold `targetUid`: no longer compared
 RECORDED_KEYS = ("status", "transitions", "storedStatus")  # what a write or a refresh records, beside the inputs
 BATCH_ID = "statuses"
 WRITE_ONLY = "writeOnly"  # input: the keys of the only targets to write, every other one kept as recorded
@@ -432,18 +434,10 @@ def _write_only(news: dict[str, Any], olds: dict[str, Any]) -> dict[str, Any]:
 
 
 def _write_only_todo(news: Mapping[str, Any], recorded: Mapping[str, Any], moved: bool) -> dict[str, Any]:
-    """The `writeOnly` targets to write: recorded before, and changed (or the connection did); each with its
-    recorded uid when the update did not register its object (`targetUid` None)."""
+    """The `writeOnly` targets to write: recorded before, and changed (or the connection did)."""
     targets = news.get("targets") or {}
-    todo = {}
-    for key in news[WRITE_ONLY]:
-        if key in targets and key in recorded:
-            target = targets[key]
-            if target.get("targetUid") is None:
-                target = {**target, "targetUid": recorded[key].get("targetUid")}
-            if moved or target_changed(recorded[key], target):
-                todo[key] = target
-    return todo
+    only = [key for key in news[WRITE_ONLY] if key in targets and key in recorded]
+    return {key: targets[key] for key in only if moved or target_changed(recorded[key], targets[key])}
 
 
 def _write_changed(news: dict[str, Any], olds: dict[str, Any]) -> dict[str, Any]:
@@ -503,11 +497,9 @@ def target_key(target: Mapping[str, Any]) -> str:
     return f"{target['kind']}/{target['namespace']}/{target['name']}"
 
 
-def status_target(
-    body: dict[str, Any], resource: str, target_uid: Any, facts: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """One target of a status write resource, from a status Desired body: identity, `status`, the object's uid and,
-    when given, the `facts` to judge the status again at write time."""
+def status_target(body: dict[str, Any], resource: str, facts: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One target of a status write resource, from a status Desired body: identity, `status` and, when given, the
+    `facts` to judge the status again at write time."""
     target = {
         "apiVersion": body["apiVersion"],
         "kind": body["kind"],
@@ -515,7 +507,6 @@ def status_target(
         "namespace": body["metadata"]["namespace"],
         "name": body["metadata"]["name"],
         "status": encode_status(body["status"]),
-        "targetUid": target_uid,
     }
     if facts is not None:
         target["facts"] = dict(facts)

@@ -41,6 +41,7 @@ class Registration:
     provider: str
     dependencies: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()  # the URNs the resource had before (Pulumi moves it instead of replacing it)
+    replace_with: tuple[str, ...] = ()  # replaced whenever one of these is
 
     @property
     def is_kubernetes_object(self) -> bool:
@@ -139,6 +140,7 @@ def _registration(request, urn: str, inputs: dict[str, Any]) -> Registration:
         provider=request.provider,
         dependencies=tuple(sorted(request.dependencies)),
         aliases=tuple(alias.urn for alias in request.aliases if alias.urn),
+        replace_with=tuple(sorted(request.replace_with)),
     )
 
 
