@@ -41,6 +41,8 @@ from maas.plan.gateway.levers import Levers  # noqa: E402
 from maas.plan.gateway.policies import PolicyIndex  # noqa: E402
 from maas.plan.gateway.routes import gateway_of, routes  # noqa: E402
 from maas.plan.gateway.wasm import wasm_config  # noqa: E402
+from maas.plan.policies.identity import effective_identities  # noqa: E402
+from maas.plan.policies.ratelimit import plan_rate_limits  # noqa: E402
 
 MIB = 1024 * 1024
 GATEWAY = ("openshift-ingress", "maas-default-gateway")
@@ -89,8 +91,9 @@ def case(subscriptions: int, identity: str, platform: dict | None = None, one_ma
     sizing = Sizing(config, plan, observed)
     (budget,) = sizing.budgets()
     report_seconds = time.process_time() - started
+    rate_limits = plan_rate_limits(config, effective_identities(config, observed).of)  # the plan's, as it passes
     started = time.process_time()
-    levers = Levers(sizing).of(budget)
+    levers = Levers(sizing, rate_limits).of(budget)
     levers_seconds = time.process_time() - started
     return {
         "mib": budget.bytes / MIB,

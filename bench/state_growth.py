@@ -99,17 +99,19 @@ def encrypted(value: Any) -> Any:
 
 
 def written_statuses(inputs: dict[str, Any]) -> dict[str, Any]:
-    """A status writer's outputs. One resource per component (`targets`): each status with its conditions'
-    transition times (`storedStatus` only when the API server pruned something, never here). One resource per
-    status, as before the batching: the status also as stamped (`appliedStatus`) and as stored (`storedStatus`)."""
+    """A status writer's outputs. One resource per batch (`targets`): the record the provider keeps of each write
+    (`status_writer.write_record`: the digest, the fields, each condition's status and transition time; a stored
+    digest only when the API server pruned something, never here). One resource per status, as before the
+    batching: the status also as stamped (`appliedStatus`) and as stored (`storedStatus`)."""
     if "targets" in inputs:
-        targets = {key: {**t, "transitions": _times(json.loads(t["status"]))} for key, t in inputs["targets"].items()}
+        from maas.deploy.status_writer import write_record
+
+        targets = {
+            key: write_record(t, t["status"], _stamped(json.loads(t["status"])), t["status"])
+            for key, t in inputs["targets"].items()
+        }
         return {**inputs, "targets": targets}
     return {**inputs, "appliedStatus": _stamped(inputs["status"]), "storedStatus": inputs["status"]}
-
-
-def _times(status: dict[str, Any]) -> dict[str, str]:
-    return {c["type"]: SERVER_METADATA["creationTimestamp"] for c in status.get("conditions", [])}
 
 
 def _stamped(status: dict[str, Any]) -> dict[str, Any]:
@@ -479,7 +481,9 @@ def one_case(subscriptions: int, identity: str, levers: tuple[str, ...] = LEVER_
     monitor = PropertyDependencies()
     rendering = render(configuration(subscriptions, identity), monitor=monitor)
     stack_urn = next(urn for urn in rendering.component_outputs if f"::{STACK_TYPE}::" in urn)
-    stack = {"urn": stack_urn, "custom": False, "type": STACK_TYPE, "outputs": rendering.component_outputs[stack_urn]}
+    # the root stack's outputs are what `pulumi.export` received (the mock engine records no RegisterResourceOutputs
+    # for it; the real engine stores them on the stack resource)
+    stack = {"urn": stack_urn, "custom": False, "type": STACK_TYPE, "outputs": rendering.stack_outputs}
     resources = [stack] + [
         state_resource(r, rendering.component_outputs, monitor.property_deps) for r in rendering.registrations
     ]

@@ -230,13 +230,15 @@ def test_a_policy_pulumi_leaves_alone_counts_as_it_is_live_whatever_the_lever():
 def test_levers_are_evaluated_from_80_percent_and_reuse_what_the_report_built():
     from maas.plan.gateway.budget import Sizing
     from maas.plan.gateway.levers import Levers
+    from maas.plan.policies.identity import effective_identities
+    from maas.plan.policies.ratelimit import plan_rate_limits
 
     raw, observed = every_lever()
     config = load_config({**raw, "platform": {"gatewayBudget": "warn"}})
     plan = build_plan(config, observed)
     sizing = Sizing(config, plan, observed)
     budget = next(b for b in sizing.budgets() if b.key == GATEWAY)
-    first = Levers(sizing).of(budget)
+    first = Levers(sizing, plan_rate_limits(config, effective_identities(config, observed).of)).of(budget)
     assert [lever.output() for lever in first] == plan.outputs["gateways"][GATEWAY]["levers"]
     assert sizing.measure(sizing.gateway(*GATEWAY.split("/"))) == budget  # measuring again changes nothing
     assert "levers" not in plan.outputs["gateways"][RESEARCH]

@@ -85,8 +85,9 @@ from maas.deploy.status_writer import (
     MERGE_PATCH,
     StatusBatchProvider,
     StatusProvider,
-    decode_status,
     encode_status,
+    recorded_transitions,
+    status_digest,
     status_inputs,
     status_target,
 )
@@ -221,6 +222,11 @@ class Model:
     @property
     def key(self) -> str:
         return f"MaaSModelRef/llm/{self.name}"
+
+
+def digest_of(status: dict[str, Any]) -> str:
+    """How a record names the status it wrote."""
+    return status_digest(encode_status(status))
 
 
 def program_sends(models: list[Model], connection: dict[str, str], provider: str = PROVIDER) -> struct_pb2.Struct:
@@ -477,9 +483,9 @@ def test_create_writes_each_status_and_judges_the_one_with_facts_in_the_host(hos
     assert list(outs["targets"]) == ["MaaSModelRef/llm/granite-7b", "MaaSModelRef/llm/llama-3-8b"]
     for model, status in ((models[0], judged), (models[1], READY)):
         record = outs["targets"][model.key]
-        assert decode_status(record["status"]) == status
+        assert record["digest"] == digest_of(status) and "status" not in record  # the inputs hold it
         assert "targetUid" not in record  # a replaced object replaces the batch instead (`replace_with`)
-        transitions = record["transitions"]
+        transitions = recorded_transitions(record)
         assert sorted(transitions) == sorted(c["type"] for c in status["conditions"])
         assert all(RFC3339.fullmatch(at) for at in transitions.values())
         live = stored(kube, model.name)
@@ -496,7 +502,7 @@ def test_update_gets_the_previous_outputs_and_writes_only_what_changed(host, kub
     from the status last written (a dropped field set to null, an unchanged condition keeps its time)."""
     first = [Model("granite-7b", {"phase": "Ready", "conditions": []}), Model("llama-3-8b", READY)]
     created = create(host, "component", inputs(first, connection(kube)))
-    written_at = as_dict(created.properties)["targets"]["MaaSModelRef/llm/llama-3-8b"]["transitions"]["Ready"]
+    written_at = recorded_transitions(as_dict(created.properties)["targets"]["MaaSModelRef/llm/llama-3-8b"])["Ready"]
     kube.requests.clear()
     second = [
         first[0],
@@ -515,7 +521,7 @@ def test_update_gets_the_previous_outputs_and_writes_only_what_changed(host, kub
     outs = as_dict(updated.properties)
     assert outs[PROVIDER_KEY] == PROVIDER and outs["connection"] == connection(kube)
     assert outs["targets"]["MaaSModelRef/llm/granite-7b"] == as_dict(created.properties)["targets"][first[0].key]
-    assert decode_status(outs["targets"]["MaaSModelRef/llm/llama-3-8b"]["status"]) == second[1].status
+    assert outs["targets"]["MaaSModelRef/llm/llama-3-8b"]["digest"] == digest_of(second[1].status)
     assert diff(host, "component", news, updated.properties, news).changes == provider_pb2.DiffResponse.DIFF_NONE
 
 
@@ -535,7 +541,7 @@ def test_read_shows_drift_drops_gone_objects_and_returns_an_empty_id_once_all_ar
     assert drifted.id == "statuses"
     targets = as_dict(drifted.properties)["targets"]
     assert list(targets) == ["MaaSModelRef/llm/granite-7b"]
-    assert decode_status(targets["MaaSModelRef/llm/granite-7b"]["status"]) == {"phase": "Failed"}
+    assert targets["MaaSModelRef/llm/granite-7b"]["digest"] == digest_of({"phase": "Failed"})
     assert diff(host, "component", old_inputs, drifted.properties, old_inputs).changes == (
         provider_pb2.DiffResponse.DIFF_SOME
     )
@@ -619,7 +625,7 @@ def test_a_concurrent_batch_lands_every_write_four_calls_at_a_time(host, kube):
     for name, answer in zip(names, answers, strict=True):
         assert stored(kube, name) == {"phase": name}
         [record] = as_dict(answer.properties)["targets"].values()
-        assert (answer.id, record["name"], decode_status(record["status"])) == ("statuses", name, {"phase": name})
+        assert (answer.id, record["name"], record["digest"]) == ("statuses", name, digest_of({"phase": name}))
 
 
 def test_the_host_survived_every_call(host):

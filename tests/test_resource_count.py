@@ -127,13 +127,15 @@ def test_objects_that_moved_under_their_tenant_keep_their_urns_through_aliases(d
     assert others == []
 
 
-def test_tenant_component_outputs_carry_its_subscriptions_and_auth_policies(dev_rendering):
+def test_tenant_component_outputs_count_its_subscriptions_and_auth_policies_by_phase(dev_rendering):
+    """A count per phase, not an entry each: the component is one resource in the state (issue 21)."""
     tenant = next(
         r for r in dev_rendering.registrations if r.type == "maas:index:Tenant" and r.name == "models-as-a-service"
     )
     outputs = dev_rendering.component_outputs[tenant.urn]
-    assert outputs["subscriptions"]["models-as-a-service/premium"] == {"phase": "Active", "rateLimitIdentity": "short"}
-    assert outputs["authPolicies"]["models-as-a-service/premium-access"]["phase"] == "Active"
+    for kind, key in (("Subscription", "subscriptions"), ("AuthPolicy", "authPolicies")):
+        entries = [o for o in dev_rendering.plan.owners if o.kind == kind and o.name.startswith("models-as-a-service/")]
+        assert entries and outputs[key] == dict(Counter(o.outputs["phase"] for o in entries))
     assert outputs["namespace"] == "models-as-a-service"
 
 

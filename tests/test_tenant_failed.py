@@ -18,11 +18,12 @@ import pytest
 
 from maas.config import ConfigError, ConfigIssue, load_config, raw_from_stack_file
 from maas.deploy import program
-from maas.deploy.status_writer import StatusBatchProvider, decode_status, encode_status, target_key
+from maas.deploy.status_writer import StatusBatchProvider, decode_status, encode_status, status_digest, target_key
 from maas.plan.build import build_plan
 from maas.plan.checks.preflight import concerned_tenants, preflight
 from maas.plan.status.failed import failed_tenant_writes, failure_issues
 from maas.plan.status.tenant import TenantFacts
+from maas.plan.status.writes import unstamped
 from maas.tools.render import PROJECT, STATUS_TYPE, RecordingMonitor, Registration, render
 from tests.conftest import DEV_STACK
 from tests.fake_kube import FakeKube, all_crds, condition, db_secret, maas_api_deployment, platform_gateway
@@ -297,7 +298,9 @@ def test_write_only_writes_the_tenant_status_alone_and_every_other_target_keeps_
     updated = provider.update("id", created.outs, stopped)
     assert patched(kube)[before:] == ["maastenantconfigs/default-tenant"]
     assert updated.outs["targets"][SUBSCRIPTION] == created.outs["targets"][SUBSCRIPTION]
-    assert decode_status(updated.outs["targets"][DEFAULT_TENANT]["status"])["phase"] == "Failed"
+    written = next(o for o in kube.objects if o["kind"] == "MaasTenantConfig")["status"]
+    assert written["phase"] == "Failed"
+    assert updated.outs["targets"][DEFAULT_TENANT]["digest"] == status_digest(encode_status(unstamped(written)))
     assert "writeOnly" not in updated.outs
     # the next full update compares every target with what the cluster really holds
     full = inputs(kube, target(tenant_config(), "Active"), target(subscription(), "Active"))
@@ -347,5 +350,6 @@ def test_the_writer_judges_the_tenant_gateway_again_just_before_it_writes():
     ).to_inputs()
     with FakeKube(objects) as server:
         written = StatusBatchProvider().create(inputs(server, {**target(tenant_config(), "Active"), "facts": facts}))
-    status = decode_status(written.outs["targets"][DEFAULT_TENANT]["status"])
+    status = unstamped(next(o for o in server.objects if o["kind"] == "MaasTenantConfig")["status"])
     assert (status["phase"], kinds(status)["Ready"]) == ("Failed", ("False", "InvalidGateway"))
+    assert written.outs["targets"][DEFAULT_TENANT]["digest"] == status_digest(encode_status(status))

@@ -99,6 +99,7 @@ class PlatformConfig(Strict):
     kuadrantVersion: KuadrantVersion = "1.5"  # 1.4.x: WasmPlugin; 1.5+: EnvoyFilter (the gateway size model)
     gatewayBudget: Literal["warn", "error"] = "error"  # a gateway's wasm config over 1.5 MiB: stop, or only warn
     predicateFormat: Literal["default", "compact"] = "default"  # compact: one `in` list per limit
+    subscriptionOutputs: Literal["full", "summary"] = "full"  # summary: the stack output `subscriptions` as counts
     scope: StackScope = "all"  # all | platform | tenant:<name>: what this stack registers
     kubernetes: KubernetesProvider = KubernetesProvider()
 

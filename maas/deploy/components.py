@@ -23,6 +23,7 @@ from ..config.secrets import NONE, Secrets, secret_values
 from ..config.stackfile import NAMESPACE
 from ..plan.desired import Desired, Owner, Plan, object_identity
 from ..plan.grouping import Group, component_groups
+from ..plan.outputs import exported
 from .status_batches import status_batches
 from .status_writer import StatusWrites, status_inputs, status_target, target_key
 
@@ -228,7 +229,7 @@ def deploy(plan: Plan, config: MaasConfig, failed: Mapping[str, Desired] | None 
         component.register_outputs(component.group.outputs())
     for warning in plan.warnings:
         pulumi.log.warn(warning)
-    for name, value in plan.outputs.items():
+    for name, value in exported(config, plan.outputs).items():
         pulumi.export(name, value)
 
 

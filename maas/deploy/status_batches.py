@@ -20,9 +20,9 @@ from typing import Any
 from .status_writer import target_key
 
 MAX_STATUSES = 512
-# The targets' JSON; the state keeps each status about three times (inputs, outputs, and the stored form when the
-# API server prunes a field), so a batch stays under about 1 MB there.
-MAX_BYTES = 256 * 1024
+# The targets' JSON. The state keeps each status once, in the inputs (the outputs keep a digest of it, and of the
+# stored form when the API server prunes a field), so a batch stays under about 1 MB there (`bench/state_growth.py`).
+MAX_BYTES = 512 * 1024
 HASH_BITS = 256
 
 

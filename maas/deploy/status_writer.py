@@ -56,6 +56,7 @@ again through it, so that `pulumi refresh` reads where `pulumi up` last wrote.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -73,7 +74,7 @@ from kubernetes.client.exceptions import ApiException
 from ..observe import ObservationError, ObservationRequest, Observed, read_cluster
 from ..observe.reader import AUTH, HTTP_HINTS, Connection, connect
 from ..plan.status import failure, judge, needed, settling
-from ..plan.status.writes import merge_patch, restamped, stamp_conditions, transition_times, unstamped
+from ..plan.status.writes import TRANSITION, merge_patch, restamped, stamp_conditions, transition_times, unstamped
 
 MERGE_PATCH = "application/merge-patch+json"
 FIELD_MANAGER = "maas-pulumi-status"
@@ -82,8 +83,9 @@ POLL_SECONDS = 2.0  # while a judgement is settling, look again this often ...
 SETTLE_SECONDS = 30.0  # ... for at most this long (a route), then write what was judged
 WINDOW_SECONDS = 60.0  # and only within one window per process: see `SettleWindow`
 IDENTITY_KEYS = ("apiVersion", "kind", "resource", "namespace", "name")
-COMPARED_KEYS = ("status", "facts")  # a record of an older state may also hold `targetUid`: no longer compared
-RECORDED_KEYS = ("status", "transitions", "storedStatus")  # what a write or a refresh records, beside the inputs
+COMPARED_KEYS = ("facts",)  # and the status, by digest; a record of an older state may hold `targetUid`, not compared
+# What a write or a refresh records instead of the status (older states recorded `status` and `storedStatus`).
+RECORDED_KEYS = ("status", "storedStatus", "transitions", "digest", "storedDigest", "applied")
 BATCH_ID = "statuses"
 WRITE_ONLY = "writeOnly"  # input: the keys of the only targets to write, every other one kept as recorded
 HINTS = {
@@ -356,7 +358,7 @@ def _apply(api: Session, write: _Write, status: dict[str, Any]) -> None:
     answer = patch_status(api, write.target, merge_patch(applied, write.previous))
     stored = unstamped(answer["status"]) if isinstance(answer.get("status"), dict) else status
     write.previous = applied
-    write.record = _record(write.target, encode_status(status), transition_times(applied), encode_status(stored))
+    write.record = write_record(write.target, encode_status(status), applied, encode_status(stored))
 
 
 def _observe(request: ObservationRequest, target: Mapping[str, Any], connection: Mapping[str, str]) -> Observed:
@@ -414,7 +416,10 @@ class StatusProvider(pulumi.dynamic.ResourceProvider):
 
 
 def target_changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
-    return old is None or any(old.get(key) != new.get(key) for key in IDENTITY_KEYS + COMPARED_KEYS)
+    """A target against its record: identity, facts, and the status by its digest."""
+    if old is None or any(old.get(key) != new.get(key) for key in IDENTITY_KEYS + COMPARED_KEYS):
+        return True
+    return recorded_digest(old) != status_digest(new["status"])
 
 
 def _write(news: dict[str, Any], olds: dict[str, Any]) -> dict[str, Any]:
@@ -467,20 +472,63 @@ def _read(api: Session, target: dict[str, Any]) -> dict[str, Any] | None:
     if live is None:
         return None
     drift = encode_status(unstamped(live))
-    if drift == target.get("storedStatus", target["status"]):
+    if status_digest(drift) == stored_digest(target):
         return target
-    return _record(target, drift, transition_times(live), drift)
+    return write_record(target, drift, live, drift)
 
 
-def _record(target: dict[str, Any], status: str, transitions: dict[str, str], stored: str) -> dict[str, Any]:
+def write_record(target: dict[str, Any], status: str, applied: Mapping[str, Any], stored: str) -> dict[str, Any]:
+    """What the state keeps of a write: enough to tell a change and to start the next write from, not the status.
+    The inputs hold the status already; a copy in the outputs doubled every batch in the state. So: the digest of
+    the status written (and of the one stored, when the API server pruned a field) and, as one JSON string (one
+    line of the indented state), the top-level fields (the next merge patch sets each one it drops to null) and
+    each condition's status and transition time (kept while the status stays)."""
     record = {key: value for key, value in target.items() if key not in RECORDED_KEYS}
-    record |= {"status": status, "transitions": transitions}
-    return record | ({"storedStatus": stored} if stored != status else {})
+    times = transition_times(applied)
+    listed = applied.get("conditions")
+    typed = [c for c in listed if _typed(c) and c["type"] in times] if isinstance(listed, list) else []
+    conditions = {c["type"]: [c.get("status"), times[c["type"]]] for c in typed}
+    record |= {
+        "digest": status_digest(status),
+        "applied": encode_status({"fields": sorted(applied), "conditions": conditions}),
+    }
+    return record | ({"storedDigest": status_digest(stored)} if stored != status else {})
+
+
+def _typed(condition: Any) -> bool:
+    return isinstance(condition, Mapping) and isinstance(condition.get("type"), str)
 
 
 def applied_status(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The status as last stamped: the recorded status, each condition with its recorded transition time."""
-    return restamped(decode_status(record["status"]), record.get("transitions") or {})
+    """What the last write left, as the next one starts from it: every field it set and each condition with its
+    status and transition time (the whole status as stamped, for a record of an older state)."""
+    if "status" in record:
+        return restamped(decode_status(record["status"]), record.get("transitions") or {})
+    applied = decode_status(record["applied"])
+    conditions = [{"type": t, "status": s, TRANSITION: at} for t, (s, at) in sorted(applied["conditions"].items())]
+    skeleton: dict[str, Any] = dict.fromkeys(applied["fields"])
+    return skeleton | ({"conditions": conditions} if "conditions" in skeleton else {})
+
+
+def recorded_transitions(record: Mapping[str, Any]) -> dict[str, str]:
+    """Each condition's `lastTransitionTime` as the record keeps it, by condition type."""
+    return transition_times(applied_status(record))
+
+
+def status_digest(encoded: str) -> str:
+    """128 bits of sha256 of a status as its targets carry it: equal statuses, equal digests."""
+    return hashlib.sha256(encoded.encode()).hexdigest()[:32]
+
+
+def recorded_digest(record: Mapping[str, Any]) -> str:
+    return record["digest"] if "digest" in record else status_digest(record["status"])
+
+
+def stored_digest(record: Mapping[str, Any]) -> str:
+    """The digest of the status as the API server stored it, which `read` compares the live one with."""
+    if "storedDigest" in record:
+        return record["storedDigest"]
+    return status_digest(record["storedStatus"]) if "storedStatus" in record else recorded_digest(record)
 
 
 class StatusWrites(pulumi.dynamic.Resource):

@@ -23,12 +23,12 @@ from .checks.unmetered import unmetered_report
 from .dashboard import usage_dashboard
 from .desired import Desired, Plan
 from .gateway import add_gateway_budget
-from .gateway.routes import routes
 from .models.resources import Publication, publish
 from .models.routing import external_model_desired
+from .outputs import output_warnings
 from .policies.access import add_access_control
 from .policies.identity import Identity, effective_identities
-from .policies.ratelimit import plan_rate_limits
+from .policies.ratelimit import RateLimitPlan, plan_rate_limits
 from .readiness import controller_finalizer_warnings, set_readiness
 from .scope import select_scope
 from .server_fields import ignore_server_populated_fields
@@ -49,7 +49,7 @@ def build_plan(config: MaasConfig, observed: Observed) -> Plan:
         plan.owner("Tenant", tenant.name).outputs = _tenant_outputs(config, tenant)
     identities = effective_identities(config, observed)
     plan.warnings.extend(identities.warnings)
-    _add_rate_limits(config, identities.of, plan)
+    rate_limits = _add_rate_limits(config, identities.of, plan)
     publication = _add_models(config, observed, identities.of, plan)
     add_access_control(config, plan)
     plan.warnings.extend(ambiguous_selection_warnings(config))
@@ -69,9 +69,10 @@ def build_plan(config: MaasConfig, observed: Observed) -> Plan:
     adopt_and_force(plan, config.platform.controllerMode)
     _add_statuses(publication, plan)
     add_tenant_statuses(config, observed, plan)
-    add_gateway_budget(config, observed, plan)  # on the whole plan, before the scope narrows it
+    carried = add_gateway_budget(config, observed, plan, rate_limits)  # on the whole plan, before the scope narrows it
     gateways = sorted({(config.platform.gateway.namespace, t.gateway_name(config.platform)) for t in config.tenants})
-    plan.issues.extend(routing_header_issues(config, observed, routes(config, plan, observed), gateways))
+    plan.issues.extend(routing_header_issues(config, observed, carried, gateways))
+    plan.warnings.extend(output_warnings(config, plan.outputs))
     ignore_server_populated_fields(plan)  # after every rule that sets options: adoption replaces nothing
     plan.resolve_dependencies()
     return select_scope(config, plan)
@@ -105,7 +106,7 @@ def _tenant_outputs(config: MaasConfig, tenant: TenantConfig) -> dict:
     }
 
 
-def _add_rate_limits(config: MaasConfig, identities: Mapping[str, Identity], plan: Plan) -> None:
+def _add_rate_limits(config: MaasConfig, identities: Mapping[str, Identity], plan: Plan) -> RateLimitPlan:
     rate_limits = plan_rate_limits(config, identities)
     models = {}
     for model in sorted(config.models, key=lambda m: m.key):
@@ -119,6 +120,7 @@ def _add_rate_limits(config: MaasConfig, identities: Mapping[str, Identity], pla
     plan.warnings.extend(rate_limits.warnings)
     plan.outputs["models"] = models
     plan.outputs["subscriptions"] = rate_limits.subscriptions
+    return rate_limits
 
 
 def _hand_over_from_controller(plan: Plan) -> None:

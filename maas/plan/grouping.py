@@ -25,13 +25,17 @@ class Group:
     owners: list[Owner] = field(default_factory=list)
 
     def outputs(self) -> dict[str, Any]:
-        """The component's own owner's outputs, plus `subscriptions` and `authPolicies` by entry key."""
+        """The component's own owner's outputs, plus how many of its `subscriptions` and `authPolicies` are in each
+        phase. Not each entry's outputs: the component is one resource in the state, 2.2 MB at 10,000 subscriptions
+        with them, and each entry's phase is in its status, its limits in the stack output `subscriptions`."""
         merged: dict[str, Any] = {}
         for owner in self.owners:
             if owner.kind == self.kind:
                 merged.update(owner.outputs)
             elif owner.outputs:
-                merged.setdefault(UNDER_TENANT[owner.kind], {})[owner.name] = owner.outputs
+                phases = merged.setdefault(UNDER_TENANT[owner.kind], {})
+                phase = str(owner.outputs.get("phase"))
+                phases[phase] = phases.get(phase, 0) + 1
         return merged
 
 

@@ -3,8 +3,8 @@
 A lever is a change the owner of the configuration can make; evaluating it means transforming what the plan
 produces the way the change would, through the plan's own code, and measuring the Gateway again (`Sizing`):
 
-- `maas:platform.predicateFormat: compact`: the TokenRateLimitPolicies again from `plan_rate_limits` with the
-  compact format;
+- `maas:platform.predicateFormat: compact`: the plan's TokenRateLimitPolicies written in the compact format
+  from the members `plan_rate_limits` grouped (`RateLimitPlan.policies_in`);
 - retiring legacy identities: the same with every legacy subscription short;
 - writing rate sets that differ only in spelling alike (`100/60s` and `100/1m`, one limit each today): the same
   with, per model, each such rate set written in its largest whole unit;
@@ -33,8 +33,8 @@ from ...config import MaasConfig
 from ...config.schema import TokenRateLimit
 from ...config.types import WINDOW, WINDOW_SECONDS
 from ...observe.views import ParentRef
-from ..policies.identity import Identity, effective_identities
-from ..policies.ratelimit import Rate, plan_rate_limits, rate_set, rates_of
+from ..policies.identity import Identity
+from ..policies.ratelimit import Rate, RateLimitPlan, plan_rate_limits, rate_set, rates_of
 from .budget import WARN_PERCENT, GatewayBudget, Sizing, percent_of
 from .policies import TRLP, PolicyIndex
 from .routes import Gateway, Listener, Route, as_seen, attached
@@ -107,11 +107,13 @@ def _fits(size: int) -> bool:
 
 
 class Levers:
-    """The levers of every Gateway of one plan; what several Gateways share is computed once."""
+    """The levers of every Gateway of one plan; what several Gateways share is computed once. `rate_limits`: the
+    plan's own, whose identities and grouped members the levers start from instead of planning them again."""
 
-    def __init__(self, sizing: Sizing) -> None:
+    def __init__(self, sizing: Sizing, rate_limits: RateLimitPlan) -> None:
         self.sizing = sizing
         self.config: MaasConfig = sizing.config
+        self.rate_limits = rate_limits
         self._indexes: dict[str, PolicyIndex] = {}
 
     def of(self, budget: GatewayBudget) -> tuple[Lever, ...]:
@@ -153,15 +155,15 @@ class Levers:
             if key in by_key and (by_key[key].route_namespace, naming.trlp_name(by_key[key].name)) in self._written
         ]
 
-    @cached_property
+    @property
     def _identities(self) -> Mapping[str, Identity]:
-        return effective_identities(self.config, self.sizing.observed).of
+        return self.rate_limits.identities
 
-    def _index(self, name: str, config: MaasConfig, identities: Mapping[str, Identity]) -> PolicyIndex:
-        """The plan's policies with every TokenRateLimitPolicy the plan writes as `plan_rate_limits` makes it from
-        `config` and `identities` (once per lever and plan)."""
+    def _index(self, name: str, planned: Callable[[], Mapping[str, dict]]) -> PolicyIndex:
+        """The plan's policies with every TokenRateLimitPolicy the plan writes as `planned()` returns it (model
+        key -> body; called once per lever and plan)."""
         if name not in self._indexes:
-            bodies = plan_rate_limits(config, identities).policies.values()
+            bodies = planned().values()
             specs = {(b["metadata"]["namespace"], b["metadata"]["name"]): b["spec"] for b in bodies}
             policies = [
                 replace(p, spec=specs[place])
@@ -182,8 +184,7 @@ class Levers:
     def _compact(self, gateway: Gateway, budget: GatewayBudget) -> Lever | None:
         if self.config.platform.predicateFormat == "compact" or not self._changeable(self.models_on(gateway)):
             return None
-        platform = self.config.platform.model_copy(update={"predicateFormat": "compact"})
-        index = self._index("compact", self.config.model_copy(update={"platform": platform}), self._identities)
+        index = self._index("compact", lambda: self.rate_limits.policies_in(compact=True))
         return Lever("maas:platform.predicateFormat: compact", self._measured(gateway, index=index))
 
     def _retire_legacy(self, gateway: Gateway, budget: GatewayBudget) -> Lever | None:
@@ -197,7 +198,7 @@ class Levers:
         if not legacy:
             return None
         short: dict[str, Identity] = dict.fromkeys(identities, "short")
-        index = self._index("short", self.config, short)
+        index = self._index("short", lambda: plan_rate_limits(self.config, short).policies)
         text = (
             f"retire legacy identities, rateLimitIdentity: short on the {_plural(len(legacy), 'legacy subscription')} "
             f"with models here ({_named(legacy)}, their counters restart)"
@@ -208,7 +209,9 @@ class Levers:
         respelled = self._spellings(set(self._changeable(self.models_on(gateway))))
         if not respelled:
             return None
-        index = self._index(f"respell {gateway.key}", self._respelled(respelled), self._identities)
+        index = self._index(
+            f"respell {gateway.key}", lambda: plan_rate_limits(self._respelled(respelled), self._identities).policies
+        )
         models = sorted({model for model, _ in respelled})
         examples = sorted({f"{_spelled(old)} as {_spelled(new)}" for (_, old), new in respelled.items()})
         text = (

@@ -12,16 +12,20 @@ from typing import Any
 from ...config import MaasConfig
 from ...observe import Observed
 from ..desired import Plan
+from ..policies.ratelimit import RateLimitPlan
 from .budget import BUDGET, GatewayBudget, Sizing, near_the_limit
 from .levers import Levers, shrink_text
+from .routes import Route
 
 
-def add_gateway_budget(config: MaasConfig, observed: Observed, plan: Plan) -> None:
-    """Notes, warnings and the `gateways` stack output of every Gateway; call on the whole plan."""
+def add_gateway_budget(config: MaasConfig, observed: Observed, plan: Plan, rate_limits: RateLimitPlan) -> list[Route]:
+    """Notes, warnings and the `gateways` stack output of every Gateway; call on the whole plan (`rate_limits`: the
+    plan's, which the levers start from). Returns the routes the gateways carry, read once: the routing header
+    check reads them too."""
     sizing = Sizing(config, plan, observed)
     budgets = sizing.budgets()
     if any(near_the_limit(budget.bytes) for budget in budgets):
-        levers = Levers(sizing)
+        levers = Levers(sizing, rate_limits)
         budgets = [replace(b, levers=levers.of(b)) if near_the_limit(b.bytes) else b for b in budgets]
     for budget in budgets:
         plan.notes.append(budget.line())
@@ -29,6 +33,7 @@ def add_gateway_budget(config: MaasConfig, observed: Observed, plan: Plan) -> No
             plan.notes.append(budget.largest_line())
     plan.warnings.extend(budget_warnings(config, budgets))
     plan.outputs["gateways"] = {budget.key: budget.output() for budget in budgets}
+    return sizing.routes
 
 
 def budget_warnings(config: MaasConfig, budgets: Iterable[GatewayBudget]) -> list[str]:

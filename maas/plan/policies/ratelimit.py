@@ -181,10 +181,34 @@ def token_rate_limit_policy(
 
 
 @dataclass(frozen=True)
+class ModelLimits:
+    """One model's members and the limit each lands in: what its policy is written from, in either format."""
+
+    model: ModelConfig
+    members: list[Member]
+    names: dict[str, str]  # `limit_names(members)`
+
+    def policy(self, exempt: bool, compact: bool) -> dict:
+        return token_rate_limit_policy(self.model, self.members, self.names, exempt, compact)
+
+
+@dataclass(frozen=True)
 class RateLimitPlan:
     policies: dict[str, dict]  # model key -> TRLP body
     subscriptions: dict[str, dict[str, Any]]  # subscription key -> stack output
     warnings: list[str]
+    identities: Mapping[str, Identity]  # what it was planned with, per subscription key
+    grouped: dict[str, ModelLimits] = field(repr=False)  # model key -> what its policy is written from
+    exempt: bool = field(repr=False)  # `platform.exemptModelDiscovery`
+
+    def policies_in(self, compact: bool) -> dict[str, dict]:
+        """The same policies in either predicate format, written from the members already grouped: the gateway
+        budget's compact lever measures them without planning every member again."""
+        return _policies(self.grouped, self.exempt, compact)
+
+
+def _policies(grouped: Mapping[str, ModelLimits], exempt: bool, compact: bool) -> dict[str, dict]:
+    return {key: limits.policy(exempt, compact) for key, limits in grouped.items()}
 
 
 def plan_rate_limits(config: MaasConfig, identities: Mapping[str, Identity]) -> RateLimitPlan:
@@ -205,13 +229,12 @@ def plan_rate_limits(config: MaasConfig, identities: Mapping[str, Identity]) -> 
     platform = config.platform
     exempt, compact = platform.exemptModelDiscovery, platform.predicateFormat == "compact"
     names: dict[str, str] = {}  # model-scoped key -> limit
-    policies = {}
+    grouped = {}
     for model in sorted(by_model):
-        group_names = limit_names(by_model[model])
-        names.update(group_names)
-        policies[model] = token_rate_limit_policy(models[model], by_model[model], group_names, exempt, compact)
+        grouped[model] = ModelLimits(models[model], by_model[model], limit_names(by_model[model]))
+        names.update(grouped[model].names)
     outputs = {key: _output(by_subscription[key], identities[key], names) for key in sorted(by_subscription)}
-    return RateLimitPlan(policies, outputs, warnings)
+    return RateLimitPlan(_policies(grouped, exempt, compact), outputs, warnings, identities, grouped, exempt)
 
 
 def _members(config: MaasConfig, identities: Mapping[str, Identity]) -> dict[str, dict[str, Member]]:
