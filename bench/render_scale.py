@@ -44,7 +44,7 @@ RATE_SETS = [
 ]
 
 
-def configuration(subscriptions: int, identity: str) -> dict:
+def configuration(subscriptions: int, identity: str, model_count: int = MODELS) -> dict:
     rng = random.Random(subscriptions)
     models = [
         {
@@ -52,7 +52,7 @@ def configuration(subscriptions: int, identity: str) -> dict:
             "namespace": f"llm-{i % 10}",
             "modelRef": {"kind": "LLMInferenceService", "name": f"model-{i:03d}"},
         }
-        for i in range(MODELS)
+        for i in range(model_count)
     ]
     subs = []
     for i in range(subscriptions):

@@ -65,3 +65,12 @@ def test_status_writes_benchmark_runs_one_small_case():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[2].split()[0] == "1"
+
+
+def test_plan_scale_runs_one_small_case():
+    result = subprocess.run(
+        [sys.executable, "bench/plan_scale.py", "40", "8"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    row = json.loads(result.stdout)
+    assert (row["subscriptions"], row["models"]) == (40, 8) and row["objects"] > 40

@@ -44,9 +44,11 @@ def validate_all(
 
 
 def _cached_problems(obj: dict, registry: CrdRegistry) -> list[Problem] | None:
-    """``_problems`` memoised by object content: tests validate the same rendered objects many times."""
+    """``_problems`` memoised by object content: tests validate the same rendered objects many times. The key is
+    the JSON in the object's own key order (equal objects built alike, as the plan builds them, share it; sorting
+    every key cost a tenth of the check at 10,000 subscriptions, for hits that differ only in order)."""
     try:
-        text = json.dumps(obj, sort_keys=True)
+        text = json.dumps(obj)
     except (TypeError, ValueError):  # not plain JSON data: validate (and report) without caching
         return _problems(obj, registry)
     return memoised(registry.problem_cache, digest(text), lambda: _problems(obj, registry))
