@@ -13,6 +13,7 @@ import cProfile
 import pstats
 import subprocess
 import sys
+from pathlib import Path
 
 from maas.config import load_config
 from maas.observe import Observed
@@ -72,3 +73,22 @@ def test_each_added_subscription_costs_the_same_work_at_twice_the_size():
     small, medium, large = calls(100), calls(200), calls(400)
     first, second = medium - small, large - medium  # the calls 100, then 200, more subscriptions cost
     assert second <= 2.1 * first, (small, medium, large)
+
+
+def test_a_gateway_near_its_budget_plans_members_and_reads_routes_once():
+    """The levers start from the plan's own rate limits (`RateLimitPlan`: its identities, and its grouped members
+    written in the compact format), and the routing header check reads the routes the budget read: each
+    reference's member is made (and its short ID hashed) once per plan, not once more per lever."""
+    from bench.render_scale import configuration as bench_configuration
+
+    config = load_config(bench_configuration(50, "short"))  # 200 models on one gateway: far over its budget
+    profiler = cProfile.Profile()
+    plan = profiler.runcall(lambda: build_plan(config, Observed.nothing()))
+    (gateway,) = plan.outputs["gateways"].values()
+    assert any(lever["lever"].startswith("maas:platform.predicateFormat: compact") for lever in gateway["levers"])
+    counts = {(Path(file).name, name): found[1] for (file, _, name), found in pstats.Stats(profiler).stats.items()}
+    references = sum(len(subscription.modelRefs) for subscription in config.subscriptions)
+    assert counts[("ratelimit.py", "plan_rate_limits")] == 1
+    assert counts[("identity.py", "effective_identities")] == 1
+    assert counts[("ratelimit.py", "short_id")] == references
+    assert counts[("routes.py", "routes")] == 1

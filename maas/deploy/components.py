@@ -144,8 +144,9 @@ class _Registrar:
         if self._is_failed(component):
             self._register_failed(component, writes)
             return
-        by_key = {target_key(self._target(desired)): desired for desired in writes}
-        for name, targets in status_batches(f"statuses/{component.group.name}", [self._target(d) for d in writes]):
+        targets_of = [self._target(desired) for desired in writes]
+        by_key = {target_key(target): desired for target, desired in zip(targets_of, writes, strict=True)}
+        for name, targets in status_batches(f"statuses/{component.group.name}", targets_of):
             members = [by_key[target_key(target)] for target in targets]
             dependencies = sorted({identity for desired in members for identity in desired.depends_on})
             if unknown := [i for i in dependencies if i not in self.registered]:

@@ -8,22 +8,26 @@ A missing field is not a problem; only a present value of another type is.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass(frozen=True)
 class Node:
-    value: Any
-    where: str = ""
-    problems: list[str] = field(default_factory=list, compare=False)
-    index: int | None = None  # its position in the list it is an entry of (a message may name it)
+    """Slotted, not a dataclass: the plan's views build hundreds of thousands of nodes, and a frozen dataclass's
+    `__init__` costs several times a plain one's. Never changed once built."""
+
+    __slots__ = ("index", "problems", "value", "where")
+
+    def __init__(
+        self, value: Any, where: str = "", problems: list[str] | None = None, index: int | None = None
+    ) -> None:
+        self.value, self.where, self.index = value, where, index  # index: its position in the list it is an entry of
+        self.problems: list[str] = [] if problems is None else problems
 
     def at(self, *path: str) -> Node:
         """The node at `path` through nested mappings; a step through a non-mapping reads as absent."""
         value, where = self.value, self.where
         for key in path:
-            if value is not None and not isinstance(value, Mapping):
+            if value is not None and not _is_mapping(value):
                 self._wrong(where, "a mapping")
                 value = None
             value = None if value is None else value.get(key)
@@ -98,9 +102,9 @@ def _is_count(value: Any) -> bool:
 
 
 def _is_mapping(value: Any) -> bool:
-    return isinstance(value, Mapping)
+    return type(value) is dict or isinstance(value, Mapping)  # the exact type first: the ABC check is slow
 
 
 def _is_list(value: Any) -> bool:
     """A list as YAML or a frozen snapshot holds it (list or tuple), never a string."""
-    return isinstance(value, Sequence) and not isinstance(value, str)
+    return type(value) in (list, tuple) or (isinstance(value, Sequence) and not isinstance(value, str))

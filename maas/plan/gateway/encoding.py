@@ -110,6 +110,9 @@ _encode_string = json.encoder.encode_basestring  # the C encoder of one string, 
 
 
 _PARTS = (Composite, CompositeList, Embedded)
+# What an object's values are measured one by one as: its parts, and strings, from memory by value (an ActionSet's
+# name, the same string in every lever's rebuild of it, would otherwise go through the encoder each time).
+_ONE_BY_ONE = (*_PARTS, str)
 
 
 class Measurer:
@@ -144,10 +147,10 @@ class Measurer:
         return found
 
     def _object(self, value: Composite) -> Measure:
-        """The values that share nothing in one encoder call, the others one by one: braces, a colon per key and
-        commas between, plus every key and value."""
-        plain = {key: item for key, item in value.items() if not isinstance(item, _PARTS)}
-        shared = [part for key, item in value.items() if isinstance(item, _PARTS) for part in (key, item)]
+        """The values that share nothing in one encoder call, the others (and strings) one by one: braces, a colon
+        per key and commas between, plus every key and value."""
+        plain = {key: item for key, item in value.items() if not isinstance(item, _ONE_BY_ONE)}
+        shared = [part for key, item in value.items() if isinstance(item, _ONE_BY_ONE) for part in (key, item)]
         if not shared:
             return of_text(_ENCODER.encode(plain))
         own = len(shared) // 2  # colons, and as many commas (one fewer when every entry is shared)
