@@ -17,7 +17,7 @@ import pulumi
 import pytest
 
 from maas.config import ConfigError, ConfigIssue, load_config, raw_from_stack_file
-from maas.deploy import program
+from maas.deploy import program, status_batches
 from maas.deploy.status_writer import StatusBatchProvider, decode_status, encode_status, status_digest, target_key
 from maas.plan.build import build_plan
 from maas.plan.checks.preflight import concerned_tenants, preflight
@@ -181,6 +181,21 @@ def test_the_preview_of_that_update_registers_what_a_full_run_does_so_it_shows_n
     tenant = preview.writer("models-as-a-service").inputs
     assert "MaaSModelRef/llm/granite-7b" in tenant["targets"] and tenant["writeOnly"] == [DEFAULT_TENANT]
     assert "writeOnly" not in full.writer("redteam").inputs
+
+
+def test_a_tenant_whose_statuses_split_registers_every_batch_in_that_preview_and_only_one_writes(raw, monkeypatch):
+    """Issue 21: a tenant's statuses in several batches. The stopped update's preview registers each batch a full
+    run registers (else the preview shows the others deleted); the batch holding the MaasTenantConfig writes it
+    alone, every other batch writes nothing."""
+    monkeypatch.setattr(status_batches, "MAX_STATUSES", 3)
+    preview = run_program(raw, snapshot(NO_SECRET), preview=True)
+    full = run_program(raw, snapshot(), preview=True)
+    assert preview.urns() == full.urns()
+    batches = [r for r in preview.registrations if r.type == STATUS_TYPE and "/models-as-a-service/" in r.name]
+    assert len(batches) > 1
+    assert sorted(tuple(r.inputs["writeOnly"]) for r in batches) == [()] * (len(batches) - 1) + [(DEFAULT_TENANT,)]
+    held = [r for r in batches if DEFAULT_TENANT in r.inputs["targets"]]
+    assert [r.inputs["writeOnly"] for r in held] == [[DEFAULT_TENANT]]
 
 
 def test_seed_000_an_invalid_gateway_publishes_that_tenant_failed_and_no_other(raw):

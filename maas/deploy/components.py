@@ -130,9 +130,10 @@ class _Registrar:
         the components whose statuses are batched with theirs, which that update does not register."""
         writes = self._writes_by_tenant([*components, *models])
         return [
-            self._register_failed(component, writes.get(component.group.name, []))
+            resource
             for component in components
             if self._is_failed(component)
+            for resource in self._register_failed(component, writes.get(component.group.name, []))
         ]
 
     def _is_failed(self, component: OwnerComponent) -> bool:
@@ -159,19 +160,21 @@ class _Registrar:
             )
             StatusWrites(name, status_inputs(targets, self.connection), options)
 
-    def _register_failed(self, component: OwnerComponent, writes: list[Desired]) -> pulumi.Resource:
-        """The tenant's status resource holding its MaasTenantConfig, as a stopped update registers it, the same in
-        preview and update: every planned target of that batch (shown, not written), the MaasTenantConfig one as
-        the failed preflight judged it, written alone (`writeOnly`); no dependencies, since that update registers
-        none of the objects. The batches are cut from the planned statuses, as the update that is not stopped
-        cuts them."""
+    def _register_failed(self, component: OwnerComponent, writes: list[Desired]) -> list[pulumi.Resource]:
+        """The tenant's status resources as a stopped update registers them, the same in preview and update, cut
+        from the planned statuses as the update that is not stopped cuts them (a preview that registered fewer
+        would show the others deleted): every planned target (shown, not written), the MaasTenantConfig one as the
+        failed preflight judged it, written alone (`writeOnly`) by its batch; the other batches write nothing. No
+        dependencies, since that update registers none of the objects."""
         failed = self.failed[component.group.name]
         only = target_key(self._target(failed))
-        batches = status_batches(f"statuses/{component.group.name}", [self._target(d) for d in writes])
-        name, planned = next((name, ts) for name, ts in batches if only in {target_key(t) for t in ts})
-        targets = [self._target(failed) if target_key(t) == only else t for t in planned]
-        inputs = status_inputs(targets, self.connection, write_only=[only])
-        return StatusWrites(name, inputs, pulumi.ResourceOptions(parent=component))
+        resources = []
+        for name, planned in status_batches(f"statuses/{component.group.name}", [self._target(d) for d in writes]):
+            targets = [self._target(failed) if target_key(t) == only else t for t in planned]
+            write_only = [only] if any(target_key(t) == only for t in planned) else []
+            inputs = status_inputs(targets, self.connection, write_only=write_only)
+            resources.append(StatusWrites(name, inputs, pulumi.ResourceOptions(parent=component)))
+        return resources
 
     def _target(self, desired: Desired) -> dict[str, Any]:
         facts = desired.status_facts if self.observe else None  # `observe: false`: the writer reads nothing
