@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import random
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from maas.deploy import status_batches as batches
 from maas.deploy.status_batches import MAX_BYTES, MAX_STATUSES, status_batches
 from maas.deploy.status_writer import status_target, target_key
@@ -76,3 +79,27 @@ def test_a_batch_splits_only_where_its_own_statuses_overflow(monkeypatch):
     for a in bits:  # a split part's sibling exists or was empty, and their parent did not fit
         parent = a[:-1]
         assert sum(len(ts) for name, ts in result if name.removeprefix("s/").startswith(parent)) > 4
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    names=st.sets(st.integers(min_value=0, max_value=9999), min_size=1, max_size=40),
+    added=st.integers(min_value=10_000, max_value=10_100),
+)
+def test_a_new_status_leaves_every_batch_off_its_hash_path_as_it_was(names, added):
+    """For any set of statuses: a new one changes only the batch whose bits it shares (split in two when it
+    overflows); every other batch keeps its name and its members."""
+    every = [t for i in sorted(names) for t in targets(1, prefix=f"s{i}")]
+    new = targets(1, prefix=f"s{added}")[0]
+    bits = batches._bits(target_key(new))
+    original = batches.MAX_STATUSES
+    batches.MAX_STATUSES = 4
+    try:
+        before = members(status_batches("s", every))
+        after = members(status_batches("s", [*every, new]))
+    finally:
+        batches.MAX_STATUSES = original
+    for name, keys in before.items():
+        if not bits.startswith(name.removeprefix("s").removeprefix("/")):
+            assert after.get(name) == keys, name
+    assert sum(len(keys) for keys in after.values()) == len(every) + 1
