@@ -16,11 +16,13 @@ from dataclasses import dataclass, field
 import pulumi
 import pytest
 
+from maas import naming
 from maas.config import ConfigError, ConfigIssue, load_config, raw_from_stack_file
 from maas.deploy import program, status_batches
 from maas.deploy.status_writer import StatusBatchProvider, decode_status, encode_status, status_digest, target_key
 from maas.plan.build import build_plan
 from maas.plan.checks.preflight import concerned_tenants, preflight
+from maas.plan.desired import k8s_object
 from maas.plan.status.failed import failed_tenant_writes, failure_issues
 from maas.plan.status.tenant import TenantFacts
 from maas.plan.status.writes import unstamped
@@ -196,6 +198,27 @@ def test_a_tenant_whose_statuses_split_registers_every_batch_in_that_preview_and
     assert sorted(tuple(r.inputs["writeOnly"]) for r in batches) == [()] * (len(batches) - 1) + [(DEFAULT_TENANT,)]
     held = [r for r in batches if DEFAULT_TENANT in r.inputs["targets"]]
     assert [r.inputs["writeOnly"] for r in held] == [[DEFAULT_TENANT]]
+
+
+def test_a_stopped_update_publishes_failed_beside_a_kept_orphan_of_a_model_no_longer_configured(raw):
+    """An opted-out TokenRateLimitPolicy of a removed model is kept under a `Model` owner the configuration no
+    longer has (`unmanaged.py`); the stopped update must still publish the Failed status, not fail on that owner."""
+    annotations = {
+        naming.CONTROLLER_MANAGED_ANNOTATION: "false",
+        naming.SUBSCRIPTIONS_ANNOTATION: "models-as-a-service/old",
+    }
+    labels = {naming.MANAGED_BY: naming.MANAGER, naming.MODEL_LABEL: "gone", naming.MODEL_NAMESPACE_LABEL: "llm"}
+    orphan = k8s_object(
+        naming.TRLP_API_VERSION, "TokenRateLimitPolicy", "maas-trlp-gone", "llm", {"limits": {}}, labels, annotations
+    )
+    observed = snapshot(NO_SECRET)
+    observed = type(observed).of(
+        [*observed.objects.values(), orphan], observed.listed, observed.got, dict(observed.crds)
+    )
+    assert ("Model", "llm/gone") in {(o.kind, o.name) for o in build_plan(load_config(raw), observed).owners}
+    update = run_program(raw, observed, preview=False)
+    assert isinstance(update.error, pulumi.RunError) and "preflight failed" in str(update.error)
+    assert target_status(update, "models-as-a-service", DEFAULT_TENANT)["phase"] == "Failed"
 
 
 def test_seed_000_an_invalid_gateway_publishes_that_tenant_failed_and_no_other(raw):

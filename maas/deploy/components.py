@@ -243,7 +243,8 @@ def deploy_failed(plan: Plan, config: MaasConfig, failed: Mapping[str, Desired])
     engine deletes nothing of what this run left out."""
     groups = component_groups(plan, config)
     tenants = [OwnerComponent(g) for g in groups if g.kind == "Tenant" and g.name in failed]
-    models = [_Unregistered(g) for g in groups if g.kind == "Model" and config.models_by_key[g.name].tenant in failed]
+    served = {key: model.tenant for key, model in config.models_by_key.items()}  # a kept orphan's model is not
+    models = [_Unregistered(g) for g in groups if g.kind == "Model" and served.get(g.name) in failed]
     return _Registrar(None, config, failed).register_failed(tenants, models)
 
 
