@@ -255,3 +255,14 @@ def test_render_as_json_then_yaml_replaces_every_file(tmp_path, capsys):
     assert as_yaml == [MANIFEST] + [name.removesuffix(".json") + ".yaml" for name in as_json[1:]]
     assert manifest_names(out) == as_yaml[1:]
     assert capsys.readouterr().out == ""
+
+
+def test_the_new_platform_switches_refuse_other_values_with_their_path_and_choices(tmp_path):
+    """Issues 21 and 22: `subscriptionOutputs` and `unmeteredTraffic`, both at once; exit 2, nothing rendered."""
+    stack = tmp_path / "Pulumi.bad.yaml"
+    platform = {"subscriptionOutputs": "all", "unmeteredTraffic": "fail"}
+    stack.write_text(yaml.safe_dump({"config": {"maas:platform": platform}}))
+    result = run("render", "--config-file", str(stack))
+    assert (result.returncode, result.stdout) == (2, "")
+    assert "maas:platform.subscriptionOutputs: 'all' is not allowed; use 'full' or 'summary'" in result.stderr
+    assert "maas:platform.unmeteredTraffic: 'fail' is not allowed; use 'warn' or 'error'" in result.stderr

@@ -25,19 +25,9 @@ from maas.plan.policies import gateway_auth
 from maas.plan.readiness import NOT_AWAITED
 from maas.tools import cel
 from tests.fake_kube import kserve_route, llm_inference_service, platform_gateway
+from tests.test_config import EXTERNAL_GPT as EXTERNAL
 
 LISTED = [Scope("LLMInferenceService", "llm"), Scope("HTTPRoute", "llm"), Scope("Gateway", "openshift-ingress")]
-EXTERNAL = {
-    "name": "gpt",
-    "namespace": "ext",
-    "modelRef": {"kind": "ExternalModel", "name": "gpt"},
-    "external": {
-        "provider": "openai",
-        "targetModel": "gpt-4o",
-        "endpoint": "api.openai.com",
-        "credentialRef": {"name": "openai-key"},
-    },
-}
 
 
 # ------------------------------------------------------------------------- upstream's naming rule, independently

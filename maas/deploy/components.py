@@ -22,7 +22,7 @@ from ..config.kubernetes import provider_connection, reader_connection
 from ..config.secrets import NONE, Secrets, secret_values
 from ..config.stackfile import NAMESPACE
 from ..plan.desired import Desired, Owner, Plan, object_identity
-from ..plan.grouping import Group, component_groups
+from ..plan.grouping import Group, component_groups, status_writes_by_tenant
 from ..plan.outputs import exported
 from .status_batches import status_batches
 from .status_writer import StatusWrites, status_inputs, status_target, target_key
@@ -71,7 +71,7 @@ class _Registrar:
         failed: Mapping[str, Desired] | None = None,
     ) -> None:
         platform = config.platform
-        self.models = config.models_by_key  # a model's statuses are written with its tenant's
+        self.config = config
         self.providers = providers or {}
         # The cluster the provider and the observation use (`config.kubernetes.reader_connection`): a secret input.
         cluster = reader_connection(platform.kubernetes)
@@ -95,22 +95,10 @@ class _Registrar:
             for desired, owner, component in ready:
                 self.registered[desired.identity] = self._register(desired, owner, component)
             pending = [entry for entry in pending if entry[0].identity not in self.registered]
-        writes = self._writes_by_tenant(components)
+        writes = status_writes_by_tenant([component.group for component in components], self.config)
         for component in components:
             if component.group.kind == "Tenant":
                 self._register_statuses(component, writes.get(component.group.name, []))
-
-    def _writes_by_tenant(self, components: list[OwnerComponent]) -> dict[str, list[Desired]]:
-        """Every status write under the tenant it belongs to: a model's under the tenant that serves it."""
-        writes: dict[str, list[Desired]] = {}
-        for component in components:
-            group = component.group
-            for desired in (d for owner in group.owners for d in owner.objects if d.subresource == "status"):
-                if group.kind not in ("Model", "Tenant"):
-                    raise ValueError(f"status write {desired.identity} belongs to no tenant")
-                tenant = self.models[group.name].tenant if group.kind == "Model" else group.name
-                writes.setdefault(tenant, []).append(desired)
-        return writes
 
     def _register(self, desired: Desired, owner: Owner, parent: OwnerComponent) -> pulumi.Resource:
         options = pulumi.ResourceOptions(
@@ -125,10 +113,10 @@ class _Registrar:
         )
         return kubernetes_object(desired, options)
 
-    def register_failed(self, components: list[OwnerComponent], models: list[OwnerComponent]) -> list[pulumi.Resource]:
-        """Only the status resources of the tenants a failed preflight concerns (see `_register_failed`); `models`:
-        the components whose statuses are batched with theirs, which that update does not register."""
-        writes = self._writes_by_tenant([*components, *models])
+    def register_failed(self, components: list[OwnerComponent], groups: list[Group]) -> list[pulumi.Resource]:
+        """Only the status resources of the tenants a failed preflight concerns (see `_register_failed`), batched
+        with the statuses of every group, registered or not, as the update that is not stopped batches them."""
+        writes = status_writes_by_tenant(groups, self.config)
         return [
             resource
             for component in components
@@ -243,13 +231,4 @@ def deploy_failed(plan: Plan, config: MaasConfig, failed: Mapping[str, Desired])
     engine deletes nothing of what this run left out."""
     groups = component_groups(plan, config)
     tenants = [OwnerComponent(g) for g in groups if g.kind == "Tenant" and g.name in failed]
-    served = {key: model.tenant for key, model in config.models_by_key.items()}  # a kept orphan's model is not
-    models = [_Unregistered(g) for g in groups if g.kind == "Model" and served.get(g.name) in failed]
-    return _Registrar(None, config, failed).register_failed(tenants, models)
-
-
-class _Unregistered:
-    """A component's group, read for its status writes by a stopped update that does not register it."""
-
-    def __init__(self, group: Group) -> None:
-        self.group = group
+    return _Registrar(None, config, failed).register_failed(tenants, groups)

@@ -6,11 +6,12 @@ costs the engine about as much as a Kubernetes object and a component per subscr
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import MaasConfig
-from .desired import Owner, Plan
+from .desired import Desired, Owner, Plan
 
 UNDER_TENANT = {"Subscription": "subscriptions", "AuthPolicy": "authPolicies"}  # owner kind -> output key
 
@@ -53,3 +54,23 @@ def component_groups(plan: Plan, config: MaasConfig) -> list[Group]:
 def _namespace(owner: Owner) -> str:
     """A subscription's or an auth policy's namespace: owners are named by entry key, `namespace/name`."""
     return owner.name.partition("/")[0]
+
+
+def status_writes_by_tenant(groups: Iterable[Group], config: MaasConfig) -> dict[str, list[Desired]]:
+    """Every status write under the tenant whose batches write it: a model's under the tenant that serves it (a
+    kept orphan of a model no longer configured writes none)."""
+    writes: dict[str, list[Desired]] = {}
+    for group in groups:
+        for desired in (d for owner in group.owners for d in owner.objects if d.subresource == "status"):
+            tenant = _writing_tenant(group, config)
+            if tenant is None:
+                raise ValueError(f"status write {desired.identity} of {group.kind} {group.name} belongs to no tenant")
+            writes.setdefault(tenant, []).append(desired)
+    return writes
+
+
+def _writing_tenant(group: Group, config: MaasConfig) -> str | None:
+    if group.kind == "Tenant":
+        return group.name
+    model = config.models_by_key.get(group.name) if group.kind == "Model" else None
+    return None if model is None else model.tenant

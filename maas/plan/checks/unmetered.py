@@ -108,6 +108,7 @@ def unmetered_report(config: MaasConfig, observed: Observed, plan: Plan) -> Unme
     chains = {tenant.name: tenant_chain(config, observed, plan, tenant) for tenant in config.tenants}
     policies = _planned_policies(plan)
     others = _observed_policies(config, observed)
+    clashing = _subscriptions_with_clash(config)
     for model in sorted(config.models, key=lambda m: m.key):
         obj = policies.get((model.route_namespace, naming.trlp_name(model.name)))
         policy = None if obj is None else view_of(LiveTokenRateLimitPolicy, as_seen(obj, observed))
@@ -117,7 +118,7 @@ def unmetered_report(config: MaasConfig, observed: Observed, plan: Plan) -> Unme
         findings += format_findings(model, chains[model.tenant])
         findings += _exemption_findings(model, [policy, *foreign])
         findings += _route_findings(model, observed)
-        findings += _shadow_findings(config, model, policy)
+        findings += _shadow_findings(clashing.get(model.key, []), model, policy)
         findings += _conflict_findings(model, foreign)
     findings = sorted({f.key: f for f in findings}.values(), key=lambda f: f.key)
     accepted = set(config.acceptUnmeteredTraffic)
@@ -347,13 +348,12 @@ def shadowed_rates(limit: Limit) -> list[tuple[tuple[int, str], ...]]:
     return [tuple(sorted(g)) for _, g in sorted(groups.items()) if len({count for count, _ in g}) > 1]
 
 
-def _shadow_findings(config: MaasConfig, model: ModelConfig, policy: LiveTokenRateLimitPolicy) -> list[Finding]:
+def _shadow_findings(owners: Sequence[str], model: ModelConfig, policy: LiveTokenRateLimitPolicy) -> list[Finding]:
     clashes = [(name, group) for name, limit in policy.limits for group in shadowed_rates(limit)]
     if not clashes:
         return []
     said = "; ".join(f"limit {name}: {' and '.join(f'{n}/{w}' for n, w in group)}" for name, group in clashes)
     stricter = "; ".join(f"{min(n for n, _ in group)}/{group[0][1]}" for _, group in clashes)
-    owners = _subscriptions_with_clash(config, model)
     return [
         Finding(
             model.key,
@@ -366,14 +366,16 @@ def _shadow_findings(config: MaasConfig, model: ModelConfig, policy: LiveTokenRa
     ]
 
 
-def _subscriptions_with_clash(config: MaasConfig, model: ModelConfig) -> list[str]:
-    found = []
+def _subscriptions_with_clash(config: MaasConfig) -> dict[str, list[str]]:
+    """By model key, the subscriptions whose rates for it Limitador would take for one limit: one pass over the
+    configuration, whatever the number of models that clash."""
+    found: dict[str, set[str]] = {}
     for subscription in config.subscriptions:
         for ref in subscription.modelRefs:
             limit = Limit((), tuple((r.limit, r.window) for r in ref.tokenRateLimits), ())
-            if ref.key == model.key and shadowed_rates(limit):
-                found.append(subscription.key)
-    return sorted(set(found))
+            if shadowed_rates(limit):
+                found.setdefault(ref.key, set()).add(subscription.key)
+    return {key: sorted(keys) for key, keys in found.items()}
 
 
 def _conflict_findings(model: ModelConfig, others: Sequence[LiveTokenRateLimitPolicy]) -> list[Finding]:
