@@ -893,3 +893,50 @@ def test_an_external_model_in_kserves_publisher_form_is_refused_without_a_clash(
 )
 def test_a_target_model_that_is_not_exactly_kserves_form_is_accepted(target):
     assert load_config({"models": [external_model("gpt", target)]}).models[0].external.targetModel == target
+
+
+def subscription_with_refs(name: str, *refs: dict) -> dict:
+    return {"name": name, "owner": {"groups": [{"name": "g"}]}, "modelRefs": list(refs)}
+
+
+GRANITE_REF = {"name": "granite", "namespace": "llm", "tokenRateLimits": [{"limit": 1, "window": "1h"}]}
+
+
+def test_identical_model_references_share_one_validated_entry():
+    raw = copy.deepcopy(BASE)
+    raw["subscriptions"] = [subscription_with_refs(n, copy.deepcopy(GRANITE_REF)) for n in ("a", "b")]
+    first, second = load_config(raw).subscriptions
+    assert first.modelRefs[0] is second.modelRefs[0]
+
+
+@pytest.mark.parametrize("limit", [True, 1.0])
+def test_a_reference_equal_only_in_value_to_a_valid_one_is_still_refused(limit):
+    """`True == 1.0 == 1` in Python; the shared entry is found by value and type, so these are validated."""
+    bad = {**GRANITE_REF, "tokenRateLimits": [{"limit": limit, "window": "1h"}]}
+    raw = copy.deepcopy(BASE)
+    raw["subscriptions"] = [subscription_with_refs("a", GRANITE_REF), subscription_with_refs("b", bad)]
+    assert errors_of(raw) == [
+        "maas:subscriptions[1] (models-as-a-service/b).modelRefs[0].tokenRateLimits[0].limit: must be a whole "
+        f"number (got {type(limit).__name__} {limit!r})"
+    ]
+
+
+def test_a_repeated_invalid_reference_is_reported_at_every_subscription():
+    bad = {**GRANITE_REF, "tokenRateLimits": [{"limit": 1, "window": 60}]}
+    raw = copy.deepcopy(BASE)
+    raw["subscriptions"] = [subscription_with_refs(n, bad) for n in ("a", "b")]
+    assert errors_of(raw) == [
+        f"maas:subscriptions[{i}] (models-as-a-service/{n}).modelRefs[0].tokenRateLimits[0].window: 60 has no "
+        "unit; windows are strings such as 60s, 1m or 24h: use 60s or 1m"
+        for i, n in enumerate("ab")
+    ]
+
+
+def test_a_bytes_like_value_is_never_shared():
+    """marshal spells every bytes-like value alike: an empty memoryview is a valid (empty) list, bytes are not."""
+    refs = [{**GRANITE_REF, "tokenRateLimits": empty, "unlimited": True} for empty in (memoryview(b""), b"")]
+    raw = copy.deepcopy(BASE)
+    raw["subscriptions"] = [subscription_with_refs(n, r) for n, r in zip("ab", refs, strict=True)]
+    assert errors_of(raw) == [
+        "maas:subscriptions[1] (models-as-a-service/b).modelRefs[0].tokenRateLimits: must be a list (got bytes b'')"
+    ]

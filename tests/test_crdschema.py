@@ -862,18 +862,26 @@ def test_cached_rule_results_follow_the_fields_a_rule_reads() -> None:
     assert "spec: At least one spec.limits must be defined" in only_error(obj)
 
 
+_PRESENT = crdschema.SelfUse()
+_WHOLE = crdschema.SelfUse(whole=True)
+_SIZE = crdschema.SelfUse(size=True)
+
+
 @pytest.mark.parametrize(
-    ("rule", "fields", "presence"),
+    ("rule", "fields"),
     [
-        ("has(self.x) && self.y == 1", {"y"}, {"x"}),
-        ("!(has(self.defaults) && has(self.limits))", set(), {"defaults", "limits"}),
-        ("has(self.a) ? size(self.a) > 0 : true", {"a"}, set()),
-        ("has(self.a.b)", {"a"}, set()),
+        ("has(self.x) && self.y == 1", {"x": _PRESENT, "y": _WHOLE}),
+        ("!(has(self.defaults) && has(self.limits))", {"defaults": _PRESENT, "limits": _PRESENT}),
+        ("has(self.a) ? size(self.a) > 0 : true", {"a": _SIZE}),
+        ("has(self.a.b)", {"a": crdschema.SelfUse(fields=(("b", _PRESENT),))}),
+        ("size(self.a) == 1 && self.a.b == 2", {"a": crdschema.SelfUse(size=True, fields=(("b", _WHOLE),))}),
+        ("has(self.a) && self.a == {} && size(self.a.b) > 0", {"a": _WHOLE}),
+        ("self.a.size() > 0 && self.b['c'] == 1", {"a": _WHOLE, "b": _WHOLE}),
     ],
 )
-def test_self_use_analysis(rule: str, fields: set[str], presence: set[str]) -> None:
+def test_self_use_analysis(rule: str, fields: dict) -> None:
     use = crdschema.default_registry().engine.compiled(rule).self_use
-    assert use == crdschema.SelfUse(frozenset(fields), frozenset(presence))
+    assert use == crdschema.SelfUse(fields=tuple(sorted(fields.items())))
 
 
 @pytest.mark.parametrize("rule", ["self.all(k, k != '')", "size(self) > 0", "self[0] == 1", "self == oldSelf"])
@@ -901,3 +909,160 @@ def test_tuples_are_checked_as_arrays() -> None:
     obj = trlp()
     obj["spec"]["limits"]["tokens-1000-per-1h"]["rates"] = ({"limit": 1000, "window": "1d"},)
     assert "rates[0].window: '1d' does not match" in only_error(obj)
+
+
+# --------------------------------------------------------------------------------------------------
+# rules evaluated on what they read, and status writes checked on their status alone
+
+GADGET_CRDS = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinitionList
+items:
+- &gadget
+  apiVersion: apiextensions.k8s.io/v1
+  kind: CustomResourceDefinition
+  metadata: {name: gadgets.example.com}
+  spec:
+    group: example.com
+    names: {kind: Gadget, plural: gadgets}
+    scope: Namespaced
+    versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-validations:
+          - rule: self.metadata.name != 'forbidden'
+          properties:
+            metadata: {type: object}
+            spec:
+              type: object
+              x-kubernetes-validations:
+              - rule: has(self.parts) && size(self.parts) > 1
+                message: two parts
+              - rule: "!has(self.labels) || size(self.labels) < 3"
+                messageExpression: "'at most 2 labels, got ' + string(size(self.labels))"
+              properties:
+                parts:
+                  type: object
+                  properties:
+                    a: {type: integer}
+                    b: {type: integer}
+                labels: {type: object, additionalProperties: {type: string}}
+            status:
+              type: object
+              properties:
+                phase: {type: string, enum: [New, Done], default: New}
+                tags: {type: array, items: {type: string}, x-kubernetes-list-type: set}
+                count:
+                  type: integer
+                  x-kubernetes-validations:
+                  - rule: self < 10
+- metadata: {name: snoops.example.com}
+  apiVersion: apiextensions.k8s.io/v1
+  kind: CustomResourceDefinition
+  spec:
+    group: example.com
+    names: {kind: Snoop, plural: snoops}
+    scope: Namespaced
+    versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-validations:
+          - rule: "!has(self.status) || has(self.spec)"
+          properties:
+            spec: {type: object}
+            status: {type: object, properties: {phase: {type: string}}}
+- metadata: {name: counteds.example.com}
+  apiVersion: apiextensions.k8s.io/v1
+  kind: CustomResourceDefinition
+  spec:
+    group: example.com
+    names: {kind: Counted, plural: counteds}
+    scope: Namespaced
+    versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          maxProperties: 4
+          properties:
+            spec: {type: object}
+            status: {type: object, properties: {phase: {type: string}}}
+"""
+
+
+@pytest.fixture(scope="module")
+def gadgets(tmp_path_factory: pytest.TempPathFactory) -> CrdRegistry:
+    folder = tmp_path_factory.mktemp("crds")
+    (folder / "gadgets.yaml").write_text(GADGET_CRDS)
+    return CrdRegistry(folder)
+
+
+def gadget(kind: str = "Gadget", **spec: object) -> dict:
+    return {"apiVersion": "example.com/v1", "kind": kind, "metadata": meta("g"), "spec": spec}
+
+
+def test_a_rule_reading_sizes_counts_what_cel_sees(gadgets: CrdRegistry) -> None:
+    assert validate(gadget(parts={"a": 1, "b": 2}), registry=gadgets) == []
+    problems = validate(gadget(parts={"a": 1, "zzz": 2}), registry=gadgets)  # an unknown field is not in CEL's map
+    assert [problem.split(": ", 2)[1:] for problem in problems] == [
+        ["spec", "two parts (rule: has(self.parts) && size(self.parts) > 1)"],
+        ["spec.parts.zzz", "unknown field (the API server would silently prune it)"],
+    ]
+    labels = {"x": "1", "y": "2", "z": "3"}
+    assert "spec: at most 2 labels, got 3" in only_error_in(gadget(parts={"a": 1, "b": 2}, labels=labels), gadgets)
+
+
+def test_auth_policy_rules_read_the_sizes_of_nested_maps() -> None:
+    policy = auth_policy()
+    assert validate(policy) == []
+    policy["spec"]["rules"] = {"authentication": {}}
+    assert "spec: At least one spec.rules must be defined" in only_error(policy)
+
+
+def test_a_value_that_is_not_json_fails_every_rule_that_sees_it_as_before(gadgets: CrdRegistry) -> None:
+    obj = gadget(parts={"a": 1, "b": 2}, labels={"x": object()})
+    problems = validate(
+        obj, registry=gadgets
+    )  # the root, spec and spec.labels rules: as in a process that saw no other
+    assert sum("cannot convert the value to CEL" in problem for problem in problems) == 3
+
+
+def _added_by_validating_both(base: dict, status: object, registry: CrdRegistry) -> list[str]:
+    known = set(validate(base, registry=registry))
+    return [problem for problem in validate({**base, "status": status}, registry=registry) if problem not in known]
+
+
+@pytest.mark.parametrize(
+    "status",
+    [
+        {},
+        {"phase": "Done", "tags": ["a", "b"], "count": 3},
+        {"phase": "Bogus", "tags": ["a", "a"], "count": 12, "extra": 1},
+        {"count": "x", "tags": "a"},
+    ],
+)
+@pytest.mark.parametrize("spec", [{"parts": {"a": 1, "b": 2}}, {"parts": {"a": "x"}}])
+def test_a_status_checked_alone_adds_what_validating_the_stored_object_adds(
+    gadgets: CrdRegistry, spec: dict, status: dict
+) -> None:
+    base = gadget(**spec)
+    added = crdschema.added_status_problems(base, status, gadgets)
+    assert added == _added_by_validating_both(base, status, gadgets)
+
+
+@pytest.mark.parametrize("kind", ["Snoop", "Counted"])
+def test_a_root_that_may_depend_on_the_status_is_not_checked_on_the_status_alone(
+    gadgets: CrdRegistry, kind: str
+) -> None:
+    assert crdschema.added_status_problems(gadget(kind), {"phase": "x"}, gadgets) is None
+    assert crdschema.added_status_problems(gadget(), {"when": object()}, gadgets) is None  # not JSON: whole

@@ -15,12 +15,21 @@ from maas.config import load_config
 from maas.config.schema import ModelConfig
 from maas.observe import Observed
 from maas.plan.build import build_plan
-from maas.plan.gateway.budget import Sizing, plan_policies
-from maas.plan.gateway.encoding import Composite, CompositeList, Embedded, Measurer, Spliced, compact, stored_json
+from maas.plan.gateway.budget import Sizing, around, measured, plan_policies, stored_size
+from maas.plan.gateway.encoding import (
+    NOTHING,
+    Composite,
+    CompositeList,
+    Embedded,
+    Measurer,
+    Spliced,
+    compact,
+    stored_json,
+)
 from maas.plan.gateway.envelope import wasm_object
 from maas.plan.gateway.policies import Policy, PolicyIndex
-from maas.plan.gateway.routes import Gateway, Listener, Route, gateway_of, kserve_rules, routes
-from maas.plan.gateway.wasm import limit_id, wasm_config
+from maas.plan.gateway.routes import Gateway, Listener, Route, attached, gateway_of, kserve_rules, routes
+from maas.plan.gateway.wasm import Builder, limit_id, wasm_config
 from tests.conftest import ROOT
 
 FIXTURE = Path(__file__).parent / "data" / "gateway" / "two-routes.json"
@@ -282,6 +291,7 @@ def test_stored_json_escapes_as_gos_encoding_json():
 def test_measuring_shared_parts_equals_writing_everything_out():
     shared = CompositeList([{"k": 'va"l & <x>'}, "zoë\u2028", {"n": [1, 2, None, True]}])
     run = ({"r": "ü"}, "two")
+    plain = ({"q": 'a"b & <c>\u2028'}, [1, "é\\"])
     tree = Composite(
         a=shared,
         b=Composite(c=shared, d="plain"),
@@ -289,6 +299,7 @@ def test_measuring_shared_parts_equals_writing_everything_out():
         h=CompositeList(),
         i=Composite(),
         j=CompositeList([Spliced(run, ["x"]), Spliced((), run), Spliced(), Spliced(run)]),
+        k=CompositeList([Spliced(plain, run), Spliced(plain)]),  # a run of plain items: one encoder call
     )
     assert json.loads(compact(tree))["j"] == [[{"r": "ü"}, "two", "x"], [{"r": "ü"}, "two"], [], [{"r": "ü"}, "two"]]
     assert Measurer().measure(tree).stored == len(stored_json(tree).encode())
@@ -354,3 +365,42 @@ def test_building_again_from_what_a_builder_made_equals_a_fresh_build_byte_for_b
         assert sizing.size(gateway, carried, policies) == sizing.measure(gateway, carried, policies).bytes == written
     assert sizing.measure(gateway) == budget
     assert len(budget.models) == 12 and budget.models[: len(budget.largest)] == budget.largest[: len(budget.models)]
+
+
+@pytest.mark.parametrize("version", ["1.4", "1.5"])
+def test_each_routes_size_is_what_its_action_sets_weigh_written_out(version):
+    """The budget measures a route's ActionSets without building them, each rule's action list once for every
+    hostname and match that copies it and each limit's check once for its report too: per route and listener, and
+    for the whole object, the same as the ActionSets built and written out."""
+    listeners = (Listener("https", "*.example.com"), Listener("http", None))
+    header = {"headers": [{"name": "X-Model", "value": "gran<ite>"}], "path": {"type": "Exact", "value": "/v1/x"}}
+    granite = route(
+        "llm",
+        "granite-kserve-route",
+        [prefix("/llm/granite"), {"name": "two", "matches": [header, {"method": "POST"}]}],
+        hostnames=["a.example.com", "b.example.com"],
+    )
+    on_rule = {"targetRef": {"kind": "HTTPRoute", "name": "granite-kserve-route", "sectionName": "two"}}
+    anonymous = {"limits": {"all": {"when": [{"predicate": "true"}], "counters": [{"expression": "é"}]}}}
+    rule_limit = Policy("TokenRateLimitPolicy", "llm", "on-rule-two", {**on_rule, **anonymous})
+    elsewhere = route("llm", "elsewhere", [prefix("/x")], hostnames=["other.org"])  # on the `http` listener only
+    own_limit = on_route("TokenRateLimitPolicy", "llm", "elsewhere-limit", "elsewhere", anonymous)
+    index = PolicyIndex([MODEL_TRLP, GATEWAY_AUTH, MODEL_AUTH, DEFAULT_DENY, rule_limit, own_limit])
+    carried, gw = [TWO_ROUTES[0], granite, elsewhere], gateway(*listeners)
+    built, builder, measurer = wasm_config(gw, carried, index), Builder(gw, index), Measurer()
+    sizes = []
+    for listener, carried_route in attached(carried, gw):
+        size = builder.size(listener, carried_route, measurer)
+        sets = [a for a in built.action_sets if a.route is carried_route and a.listener == listener]
+        assert size.bodies == sum((Measurer().measure(a.body) for a in sets), NOTHING)
+        assert (size.action_sets, size.limits) == (len(sets), {limit for a in sets for limit in a.limits})
+        sizes.append(size)
+    assert len(built.action_sets) == 2 * (1 + 2 * 3) + 1  # two listeners: maas-api once, granite per host and match
+    carrier = wasm_object(gw, built.body(), version)
+    budget = measured(gw, around(gw, version, measurer), sizes, version)
+    assert stored_size(around(gw, version, measurer), sizes, version) == budget.bytes
+    assert budget.bytes == len(stored_json(carrier).encode("utf-8"))
+    embedded = version == "1.5"
+    for contributor in budget.largest:
+        shares = [Measurer().measure(a.body) for a in built.action_sets if contributor.name.endswith(a.route.key)]
+        assert contributor.bytes == sum((m.as_string if embedded else m).stored + 1 for m in shares)

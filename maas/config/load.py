@@ -53,6 +53,7 @@ def load_config(raw: Mapping[str, Any]) -> MaasConfig:
     values: dict[str, Any] = {}
     positions: dict[str, list[int]] = {}
     known = Known()
+    shared: dict[tuple[type, bytes], Any] = {}  # identical entries validated once (`types.validated_once`)
     if raw.get("platform") is not None:
         platform, found = _validate(PlatformConfig, raw["platform"], "platform")
         issues += found
@@ -62,7 +63,7 @@ def load_config(raw: Mapping[str, Any]) -> MaasConfig:
     for key, entry_type in ENTRY_TYPES.items():
         if raw.get(key) is None:
             continue
-        entries, positions[key], found = _validate_list(key, entry_type, raw[key])
+        entries, positions[key], found = _validate_list(key, entry_type, raw[key], shared)
         values[key] = tuple(entries)
         issues += found
         if key == "tenants":
@@ -101,14 +102,16 @@ _POSITION = re.compile(r"([0-9]{1,18})\]")
 
 @cache
 def _adapter(model: type) -> TypeAdapter:
-    """One per entry type: building an adapter costs more than validating an entry with it."""
+    """One per entry type (and list of them): building an adapter costs more than validating an entry with it."""
     return TypeAdapter(model)
 
 
-def _validate(model: type, raw: Any, key: str, index: int | None = None) -> tuple[Any, list[ConfigIssue]]:
+def _validate(
+    model: type, raw: Any, key: str, index: int | None = None, shared: dict | None = None
+) -> tuple[Any, list[ConfigIssue]]:
     """The entry `maas:{key}[index]` (or the value of `maas:{key}`) validated, or the issues naming its path."""
     try:
-        return _adapter(model).validate_python(raw), []
+        return _adapter(model).validate_python(raw, context=shared), []
     except ValidationError as error:
         path = entry_path(key, index, raw)
         return None, [translate(path, model, e) for e in error.errors() if not _consequential(e)]
@@ -122,12 +125,22 @@ def _consequential(error: dict[str, Any]) -> bool:
     return isinstance(value, (list, tuple)) and len(value) >= error["ctx"]["min_length"]
 
 
-def _validate_list(key: str, model: type, raw: Any) -> tuple[list[Any], list[int], list[ConfigIssue]]:
+def _validate_list(key: str, model: type, raw: Any, shared: dict) -> tuple[list[Any], list[int], list[ConfigIssue]]:
+    """The valid entries, their positions, and the issues of the others. The list is validated in one call; only
+    when it has errors is it validated again entry by entry, each entry's errors naming that entry."""
     if not isinstance(raw, list):
         return [], [], [ConfigIssue(entry_path(key), f"must be a list of entries (got {type(raw).__name__})")]
+    try:
+        entries = _adapter(list[model]).validate_python(raw, context=shared)
+    except ValidationError:
+        return _validate_each(key, model, raw, shared)
+    return entries, list(range(len(entries))), []
+
+
+def _validate_each(key: str, model: type, raw: list, shared: dict) -> tuple[list[Any], list[int], list[ConfigIssue]]:
     entries, indexes, issues = [], [], []
     for index, item in enumerate(raw):
-        entry, found = _validate(model, item, key, index)
+        entry, found = _validate(model, item, key, index, shared)
         issues += found
         if entry is not None:
             entries.append(entry)

@@ -11,7 +11,15 @@ import re
 from functools import cached_property
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, AliasChoices, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    Field,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
 
 from .. import naming
 from .errors import quoted
@@ -46,6 +54,7 @@ from .types import (
     TTLSeconds,
     Unicode,
     Window,
+    validated_once,
 )
 
 CAPABILITIES_ANNOTATION = "opendatahub.io/model-capabilities"
@@ -442,6 +451,12 @@ class SubscriptionModelRef(Strict):
         if not self.unlimited and not self.tokenRateLimits:
             raise ValueError("give at least one entry in 'tokenRateLimits', or set 'unlimited: true'")
         return self
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _once(cls, data: object, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> SubscriptionModelRef:
+        """Defined last, so it wraps the other validators: a repeated reference is shared, not validated again."""
+        return validated_once(cls, data, handler, info.context)
 
     @cached_property  # read hundreds of thousands of times at 10,000 subscriptions
     def key(self) -> str:

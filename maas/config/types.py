@@ -7,12 +7,22 @@ what a platform engineer reads when `pulumi up` refuses a configuration. Every p
 
 from __future__ import annotations
 
+import marshal
 import re
 import urllib.parse
 from functools import lru_cache
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, StrictBool, StrictInt, StrictStr
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidatorFunctionWrapHandler,
+)
 
 from .. import naming
 from .endpoints import as_resolved, internal_reason, ip_address
@@ -34,6 +44,48 @@ class Strict(BaseModel):
     """Unknown keys are errors (a typo must never be ignored) and validated entries are immutable."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
+
+
+def validated_once(
+    model: type, data: Any, handler: ValidatorFunctionWrapHandler, shared: dict[tuple[type, bytes], Any] | None
+) -> Any:
+    """`data` validated, or the instance an identical value validated to before in `shared` (one load's cache,
+    the validation context): ten thousand subscriptions spell a few thousand distinct model references, and a
+    frozen entry can be shared. Identical means equal marshal bytes of plain data: marshal writes each value with
+    its exact type (`True`, `1.0` and `1` differ), and version 2 records no interning or reference counts; only
+    bytes-like values would share one spelling, so an entry holding one is never kept. Nor is a failure, so every
+    occurrence reports its own errors."""
+    if shared is None:
+        return handler(data)
+    try:
+        key = (model, marshal.dumps(data, 2))
+    except ValueError:  # not marshal's types, or nested too deeply: validated as usual
+        return handler(data)
+    found = shared.get(key)
+    if found is None:
+        found = handler(data)
+        if _plain(data):
+            shared[key] = found
+    return found
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _plain(value: Any) -> bool:
+    """Only JSON's kinds of value, by exact type; iterative, as marshal takes deeper nesting than recursion."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        kind = type(item)
+        if kind is dict:
+            pending += item.keys()
+            pending += item.values()
+        elif kind is list or kind is tuple:
+            pending += item
+        elif kind not in _SCALARS:
+            return False
+    return True
 
 
 def unicode_text(value: str) -> str:

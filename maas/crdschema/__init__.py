@@ -12,9 +12,10 @@ from .cel_engine import UnsupportedRuleError
 from .core import KUBERNETES_VERSION
 from .crd_version import CrdVersion
 from .errors import format_path, object_label
-from .object_problems import validate, validate_all
+from .object_problems import validate, validate_all, validate_measured
 from .registry import CRDS_DIR_ENV, CrdRegistry, crds_dir, default_registry
 from .self_use import SelfUse
+from .status_write import added_status_problems
 
 __all__ = [
     "CRDS_DIR_ENV",
@@ -23,10 +24,12 @@ __all__ = [
     "CrdVersion",
     "SelfUse",
     "UnsupportedRuleError",
+    "added_status_problems",
     "crds_dir",
     "default_registry",
     "format_path",
     "object_label",
     "validate",
     "validate_all",
+    "validate_measured",
 ]

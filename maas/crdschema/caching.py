@@ -12,8 +12,8 @@ RESULT_CACHE_SIZE = 200_000
 
 
 def digest(text: str) -> bytes:
-    """A short key for a (possibly large) JSON text."""
-    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+    """A short key for a (possibly large) JSON text; lone surrogates (kept by ``ensure_ascii=False``) included."""
+    return hashlib.blake2b(text.encode(errors="surrogatepass"), digest_size=16).digest()
 
 
 def memoised(cache: dict, key: Hashable, compute: Callable[[], T]) -> T:

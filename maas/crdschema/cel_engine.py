@@ -27,23 +27,34 @@ class CompiledRule:
 
 
 class RuleSubject:
-    """The value a schema node's rules see; converted to CEL and fingerprinted only when needed."""
+    """The value a schema node's rules see; converted to CEL and fingerprinted only as far as each rule reads it.
 
-    def __init__(self, raw: Any, schema: dict, values: CelValues) -> None:
+    ``plain`` says the object is plain JSON data, which converts to CEL in full: only then is a rule shown just the
+    part it reads (converting the rest could fail, and that failure is the rule's result).
+    """
+
+    def __init__(self, raw: Any, schema: dict, values: CelValues, plain: bool = True) -> None:
         self.raw = raw
         self.schema = schema
         self._values = values
+        self._plain = plain
         self._fingerprints: dict[SelfUse | None, bytes] = {}
 
     @functools.cached_property
     def cel(self) -> Any:
         return self._values.convert(self.raw, self.schema)
 
+    def seen(self, use: SelfUse | None) -> Any:
+        """The CEL value a rule that reads ``use`` is evaluated on."""
+        return self._values.view(self.raw, self.schema, use) if self._plain and use is not None else self.cel
+
     def fingerprint(self, use: SelfUse | None) -> bytes:
-        """Digest of the part of the value a rule reads (all of it when ``use`` is None)."""
-        if use not in self._fingerprints:
-            self._fingerprints[use] = digest(json.dumps(projection(self.raw, use), sort_keys=True, default=repr))
-        return self._fingerprints[use]
+        """Digest of the part of the value a rule reads (all of it when ``use`` is None or the data is not plain)."""
+        key = use if self._plain else None
+        if key not in self._fingerprints:
+            shown = projection(self.raw, self.schema, key) if self._plain else ["not plain data", self.raw]
+            self._fingerprints[key] = digest(json.dumps(shown, sort_keys=True, default=repr))
+        return self._fingerprints[key]
 
 
 class CelEngine:
@@ -81,12 +92,12 @@ class CelEngine:
         """
         compiled = self.compiled(rule)
         key = (id(subject.schema), rule, subject.fingerprint(compiled.self_use))
-        return memoised(self._results, key, lambda: self._run(compiled.program, subject))
+        return memoised(self._results, key, lambda: self._run(compiled, subject))
 
     @staticmethod
-    def _run(program: Any, subject: RuleSubject) -> Any:
+    def _run(compiled: CompiledRule, subject: RuleSubject) -> Any:
         try:
-            return program.evaluate({"self": subject.cel})
+            return compiled.program.evaluate({"self": subject.seen(compiled.self_use)})
         except CELEvalError as exc:
             return exc
         except (TypeError, ValueError) as exc:  # a value that is not plain JSON data

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import celpy
 from celpy import celtypes
+
+if TYPE_CHECKING:
+    from .self_use import SelfUse
 
 # fmt: off
 _CEL_RESERVED = frozenset({
@@ -28,6 +32,22 @@ def cel_field_name(name: str) -> str | None:
     return _CEL_ESCAPE_MATCH.sub(lambda m: _CEL_ESCAPES[m.group(0)], name)
 
 
+def cel_entries(value: dict, schema: dict) -> Iterator[tuple[Any, Any, dict]]:
+    """``(CEL key, value, schema)`` of the entries a dict has in CEL: declared properties by their escaped names
+    (the others are not visible), or every key of a map."""
+    properties = schema.get("properties")
+    if properties is not None:
+        for key, sub in value.items():
+            name = cel_field_name(key) if key in properties else None
+            if name is not None:
+                yield celtypes.StringType(name), sub, properties[key]
+        return
+    additional = schema.get("additionalProperties")
+    sub_schema = additional if isinstance(additional, dict) else {}
+    for key, sub in value.items():
+        yield celtypes.StringType(key), sub, sub_schema
+
+
 class CelValues:
     """Schema-aware conversion for one object, memoised per container."""
 
@@ -44,21 +64,28 @@ class CelValues:
             return celtypes.DoubleType(value)
         return celpy.json_to_cel(value)
 
+    def view(self, value: Any, schema: dict, use: SelfUse) -> Any:
+        """What a rule that reads ``use`` of ``value`` sees, converted only as far as it reads: an unread entry, or
+        one only tested for presence, is null; the entries of a container only measured are nulls."""
+        if use.whole:
+            return self.convert(value, schema)
+        if isinstance(value, dict):
+            wanted = dict(use.fields)
+            return celtypes.MapType(
+                {
+                    key: self.view(sub, sub_schema, wanted[key]) if key in wanted else None
+                    for key, sub, sub_schema in cel_entries(value, schema)
+                    if use.size or key in wanted
+                }
+            )
+        if use.fields or (use.size and not isinstance(value, list)):
+            return self.convert(value, schema)
+        return celtypes.ListType([None] * len(value)) if use.size else None
+
     def _container(self, value: dict | list, schema: dict) -> Any:
         if isinstance(value, list):
             items = schema.get("items") or {}
             return celtypes.ListType([self.convert(item, items) for item in value])
-        properties = schema.get("properties")
-        if properties is not None:
-            return celtypes.MapType(self._fields(value, properties))
-        additional = schema.get("additionalProperties")
-        sub = additional if isinstance(additional, dict) else {}
-        return celtypes.MapType({celtypes.StringType(k): self.convert(v, sub) for k, v in value.items()})
-
-    def _fields(self, value: dict, properties: dict) -> dict:
-        fields = {}
-        for key, sub in value.items():
-            name = cel_field_name(key) if key in properties else None
-            if name is not None:
-                fields[celtypes.StringType(name)] = self.convert(sub, properties[key])
-        return fields
+        return celtypes.MapType(
+            {key: self.convert(sub, sub_schema) for key, sub, sub_schema in cel_entries(value, schema)}
+        )

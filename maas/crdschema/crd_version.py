@@ -33,6 +33,13 @@ class CrdVersion:
             self._validator = CrdJsonValidator(crd_root_json_schema(self.schema), format_checker=format_checker())
         return self._validator
 
+    @functools.cached_property
+    def status_validator(self) -> Any:
+        """JSON-schema validator of ``status`` alone: the root validator's own node for it, so its errors are those
+        the whole object's validation reports there."""
+        status = self.validator.schema["properties"]["status"]
+        return CrdJsonValidator(status, format_checker=self.validator.format_checker)
+
     def needs_walk(self, schema: dict) -> bool:
         """Whether a schema node or any descendant has CEL rules or list-type checks (prunes the walk)."""
         key = id(schema)

@@ -27,17 +27,26 @@ _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
 }
 
 
-def rule_problems(obj: dict, crd: CrdVersion, engine: CelEngine) -> list[Problem]:
-    """Failed rules and duplicate list entries of a (defaulted) object."""
-    walker = _RuleWalker(engine, crd)
+def rule_problems(obj: dict, crd: CrdVersion, engine: CelEngine, plain: bool = True) -> list[Problem]:
+    """Failed rules and duplicate list entries of a (defaulted) object; ``plain``: it is plain JSON data (see
+    ``RuleSubject``)."""
+    walker = _RuleWalker(engine, crd, plain)
     walker.walk_root(obj, crd.schema)
     return walker.problems
 
 
+def node_rule_problems(value: Any, schema: dict, path: JsonPath, crd: CrdVersion, engine: CelEngine) -> list[Problem]:
+    """``rule_problems`` of one (defaulted, plain JSON) value below the root: what the root's walk finds there."""
+    walker = _RuleWalker(engine, crd, plain=True)
+    walker.walk(value, schema, path)
+    return walker.problems
+
+
 class _RuleWalker:
-    def __init__(self, engine: CelEngine, crd: CrdVersion) -> None:
+    def __init__(self, engine: CelEngine, crd: CrdVersion, plain: bool) -> None:
         self._engine = engine
         self._crd = crd
+        self._plain = plain
         self._values = CelValues()
         self.problems: list[Problem] = []
 
@@ -46,7 +55,7 @@ class _RuleWalker:
             return
         rules = self._crd.rules_at(schema)
         if rules:
-            subject = subject or RuleSubject(value, schema, self._values)
+            subject = subject or RuleSubject(value, schema, self._values, self._plain)
             for rule in rules:
                 self._check_rule(rule, subject, path)
         if isinstance(value, list):
@@ -58,7 +67,7 @@ class _RuleWalker:
         """Like ``walk``; root rules see only metadata.name and generateName, as on the API server."""
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
         visible = {k: meta[k] for k in ("name", "generateName") if k in meta}
-        self.walk(obj, schema, (), RuleSubject({**obj, "metadata": visible}, schema, self._values))
+        self.walk(obj, schema, (), RuleSubject({**obj, "metadata": visible}, schema, self._values, self._plain))
 
     def _check_rule(self, rule: Rule, subject: RuleSubject, path: JsonPath) -> None:
         try:

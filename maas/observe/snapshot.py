@@ -179,6 +179,9 @@ class Lookup:
     object: Mapping[str, Any] | None = None
 
 
+ABSENT, UNKNOWN = Lookup("absent"), Lookup("unknown")  # immutable: one answer each serves every look-up
+
+
 class NotObservedError(LookupError):
     """A question about something the snapshot did not look at: unknown, which is not absent."""
 
@@ -218,9 +221,9 @@ class Observed:
         found = self.objects.get(ref)
         if found is not None:
             return Lookup("present", found)
-        if ref in self.got or self.covers(Scope(kind, namespace)):
-            return Lookup("absent")
-        return Lookup("unknown")
+        if ref in self.got or self._covers(kind, namespace):
+            return ABSENT
+        return UNKNOWN
 
     def get(self, kind: str, namespace: str | None, name: str) -> Mapping[str, Any] | None:
         """The object, or None when it is certainly absent; NotObservedError when nobody looked."""
@@ -268,8 +271,13 @@ class Observed:
 
     def covers(self, scope: Scope) -> bool:
         """Whether every object of `scope` is known: it was listed (or all namespaces were), or the kind is absent."""
-        everywhere = Scope(scope.kind)
-        return self.crds.get(scope.kind) is False or scope in self.listed or everywhere in self.listed
+        return self._covers(scope.kind, scope.namespace)
+
+    def _covers(self, kind: str, namespace: str | None) -> bool:
+        """`covers`, building no scope when nothing was listed: every look-up of an object not held asks this."""
+        if self.crds.get(kind) is False:
+            return True
+        return bool(self.listed) and (Scope(kind, namespace) in self.listed or Scope(kind) in self.listed)
 
     def installed(self, kind: str) -> bool | None:
         """Whether the kind is served at its apiVersion; built-in kinds always are; None when nobody looked."""

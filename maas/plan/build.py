@@ -59,7 +59,7 @@ def build_plan(config: MaasConfig, observed: Observed) -> Plan:
     quota = quota_report(config, observed, plan)  # after the opt-outs: a policy Pulumi leaves alone resets nothing
     plan.warnings.extend(quota.warnings)
     plan.outputs["quotaResets"] = quota.outputs
-    unmetered = unmetered_report(config, observed, plan)  # issue 22: where a token limit cannot count
+    unmetered = unmetered_report(config, observed, plan, rate_limits.grouped)  # issue 22: unmetered paths
     plan.warnings.extend(unmetered.warnings)
     plan.outputs["unmeteredTraffic"] = unmetered.outputs
     plan.warnings.extend(controller_finalizer_warnings(config, observed, plan))

@@ -15,10 +15,10 @@ a guess.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-from ...config import MaasConfig
+from ...config import MaasConfig, SubscriptionConfig
 
 SHOWN = 5  # subjects or models named in one warning; the rest are counted
 
@@ -29,13 +29,10 @@ def ambiguous_selection_warnings(config: MaasConfig) -> list[str]:
     """One warning per set of subscriptions that the same subjects own and that share the same models, in a
     stable order; none for a model that is not in `maas:models` (maas-api finds no such model to select for)."""
     owned: defaultdict[tuple[str, str, Subject], set[str]] = defaultdict(set)  # (namespace, model, subject) -> keys
-    for subscription in config.subscriptions:
-        subjects = [("group", g.name) for g in subscription.owner.groups] + [
-            ("user", user) for user in subscription.owner.users
-        ]
+    for subscription, owners in _owning_several(config):
         for ref in subscription.modelRefs:
             if ref.key in config.models_by_key:
-                for subject in subjects:
+                for subject in owners:
                     owned[(subscription.namespace, ref.key, subject)].add(subscription.key)
     models: defaultdict[tuple[tuple[str, ...], Subject], set[str]] = defaultdict(set)
     for (_, model, subject), keys in owned.items():
@@ -45,6 +42,20 @@ def ambiguous_selection_warnings(config: MaasConfig) -> list[str]:
     for (keys, subject), shared in models.items():
         subjects[(keys, tuple(sorted(shared)))].append(subject)
     return [_warning(keys, shared, sorted(who)) for (keys, shared), who in sorted(subjects.items())]
+
+
+def _owning_several(config: MaasConfig) -> list[tuple[SubscriptionConfig, list[Subject]]]:
+    """Each subscription with those of its subjects that own another subscription of its namespace: a subject
+    that owns one cannot meet `multiple_subscriptions`, so its references need not be looked at."""
+    subjects = [(s, _subjects(s)) for s in config.subscriptions]
+    owners = Counter((s.namespace, subject) for s, found in subjects for subject in set(found))
+    several = [(s, [subject for subject in found if owners[(s.namespace, subject)] > 1]) for s, found in subjects]
+    return [(s, found) for s, found in several if found]
+
+
+def _subjects(subscription: SubscriptionConfig) -> list[Subject]:
+    owner = subscription.owner
+    return [("group", g.name) for g in owner.groups] + [("user", user) for user in owner.users]
 
 
 def _warning(subscriptions: Sequence[str], models: Sequence[str], subjects: Sequence[Subject]) -> str:

@@ -14,7 +14,16 @@ import json
 from typing import Any
 
 from ...config.errors import ConfigIssue, entry_path
-from ...crdschema import CRDS_DIR_ENV, CrdRegistry, crds_dir, default_registry, object_label, validate
+from ...crdschema import (
+    CRDS_DIR_ENV,
+    CrdRegistry,
+    added_status_problems,
+    crds_dir,
+    default_registry,
+    object_label,
+    validate,
+    validate_measured,
+)
 from ..desired import Desired, Owner, Plan, object_identity
 from ..status.writes import stamp_conditions
 
@@ -87,7 +96,7 @@ class _PlanChecker:
     def _checked_body(self, body: dict[str, Any]) -> tuple[list[str], int]:
         """The body's problems (without size) and its encoded size."""
         if id(body) not in self._checked:
-            self._checked[id(body)] = (validate(body, UNCHECKED_KINDS, self._registry), encoded_size(body))
+            self._checked[id(body)] = validate_measured(body, UNCHECKED_KINDS, self._registry)
         return self._checked[id(body)]
 
     def _status_problems(self, obj: Desired) -> list[str]:
@@ -95,19 +104,24 @@ class _PlanChecker:
         problems (reported with the object): what the status adds, without a missing `spec` for a bare identity."""
         target = self._targets.get(object_identity(obj.kind, obj.namespace, obj.name), obj.body)
         base = {key: value for key, value in target.items() if key != "status"}
-        if "status" in target:
-            base_problems, base_size = validate(base, UNCHECKED_KINDS, self._registry), encoded_size(base)
-        else:  # the same content as the target, already checked
-            base_problems, base_size = self._checked_body(target)
         written = _as_written(obj)
         stored = {**base, "status": written}
-        known = set(base_problems)
-        problems = [problem for problem in validate(stored, UNCHECKED_KINDS, self._registry) if problem not in known]
+        problems = added_status_problems(base, written, self._registry)
+        if problems is None:
+            problems = self._added_by_status(target, base, stored)
+        base_size = encoded_size(base) if "status" in target else self._checked_body(target)[1]
         if base_size > MAX_OBJECT_BYTES:
             return problems
         # compact JSON of `stored` is that of `base` with `,"status":<written>` before its closing brace
         size = base_size + len(',"status":' if base else '"status":') + encoded_size(written)
         return problems + _size_problems(stored, size)
+
+    def _added_by_status(self, target: dict[str, Any], base: dict[str, Any], stored: dict[str, Any]) -> list[str]:
+        """The stored object's problems that the object without its status lacks, validating both whole (when the
+        CRD's root may make more than the status differ)."""
+        own = validate(base, UNCHECKED_KINDS, self._registry) if "status" in target else self._checked_body(target)[0]
+        known = set(own)
+        return [problem for problem in validate(stored, UNCHECKED_KINDS, self._registry) if problem not in known]
 
 
 def _as_written(obj: Desired) -> Any:

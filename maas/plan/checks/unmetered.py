@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ... import naming
@@ -42,6 +43,7 @@ from ...observe.policy_views import Limit, LiveTokenRateLimitPolicy
 from ...observe.views import view_of
 from ..desired import Plan
 from ..gateway.routes import as_seen
+from ..policies.ratelimit import ModelLimits
 from ..tenants.payload import IPP_CONFIG, PLUGINS_DEFAULT
 
 KIND = "TokenRateLimitPolicy"
@@ -102,13 +104,18 @@ class Chain:
     known: bool = True  # False: Praxis, whose chain this program does not render
 
 
-def unmetered_report(config: MaasConfig, observed: Observed, plan: Plan) -> UnmeteredReport:
-    """Findings of every model with a rated token limit, sorted by key; accepted ones are still listed."""
+def unmetered_report(
+    config: MaasConfig, observed: Observed, plan: Plan, grouped: Mapping[str, ModelLimits]
+) -> UnmeteredReport:
+    """Findings of every model with a rated token limit, sorted by key; accepted ones are still listed.
+
+    `grouped`: the members `plan_rate_limits` grouped by model (`RateLimitPlan.grouped`), what the policies were
+    written from."""
     findings: list[Finding] = []
     chains = {tenant.name: tenant_chain(config, observed, plan, tenant) for tenant in config.tenants}
     policies = _planned_policies(plan)
     others = _observed_policies(config, observed)
-    clashing = _subscriptions_with_clash(config)
+    clashing = _subscriptions_with_clash(grouped)
     for model in sorted(config.models, key=lambda m: m.key):
         obj = policies.get((model.route_namespace, naming.trlp_name(model.name)))
         policy = None if obj is None else view_of(LiveTokenRateLimitPolicy, as_seen(obj, observed))
@@ -340,12 +347,18 @@ def window_ms(window: str | None) -> int | None:
 
 def shadowed_rates(limit: Limit) -> list[tuple[tuple[int, str], ...]]:
     """Groups of a limit's rates Limitador takes for one limit: the same window length, different limits."""
+    return list(_shadowed(limit.rates))
+
+
+@lru_cache(maxsize=1024)
+def _shadowed(rates: tuple[tuple[int, str | None], ...]) -> tuple[tuple[tuple[int, str], ...], ...]:
+    """`shadowed_rates` by the rates' value: tens of thousands of references share a few rate sets."""
     groups: dict[int, set[tuple[int, str]]] = {}
-    for count, window in limit.rates:
+    for count, window in rates:
         ms = window_ms(window)
         if ms is not None and count >= 0:
             groups.setdefault(ms // 1000, set()).add((count, window))
-    return [tuple(sorted(g)) for _, g in sorted(groups.items()) if len({count for count, _ in g}) > 1]
+    return tuple(tuple(sorted(g)) for _, g in sorted(groups.items()) if len({count for count, _ in g}) > 1)
 
 
 def _shadow_findings(owners: Sequence[str], model: ModelConfig, policy: LiveTokenRateLimitPolicy) -> list[Finding]:
@@ -366,16 +379,15 @@ def _shadow_findings(owners: Sequence[str], model: ModelConfig, policy: LiveToke
     ]
 
 
-def _subscriptions_with_clash(config: MaasConfig) -> dict[str, list[str]]:
-    """By model key, the subscriptions whose rates for it Limitador would take for one limit: one pass over the
-    configuration, whatever the number of models that clash."""
-    found: dict[str, set[str]] = {}
-    for subscription in config.subscriptions:
-        for ref in subscription.modelRefs:
-            limit = Limit((), tuple((r.limit, r.window) for r in ref.tokenRateLimits), ())
-            if shadowed_rates(limit):
-                found.setdefault(ref.key, set()).add(subscription.key)
-    return {key: sorted(keys) for key, keys in found.items()}
+def _subscriptions_with_clash(grouped: Mapping[str, ModelLimits]) -> dict[str, list[str]]:
+    """By model key, the subscriptions whose rates for it Limitador would take for one limit: one look-up per
+    member, the rates judged once per distinct set."""
+    found: dict[str, list[str]] = {}
+    for key, limits in grouped.items():
+        owners = {m.subscription for m in limits.members if m.rates is not None and _shadowed(m.rates)}
+        if owners:
+            found[key] = sorted(owners)
+    return found
 
 
 def _conflict_findings(model: ModelConfig, others: Sequence[LiveTokenRateLimitPolicy]) -> list[Finding]:

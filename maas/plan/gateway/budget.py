@@ -1,11 +1,13 @@
 """Each Gateway's wasm object against the 1.5 MiB etcd stores (`reference/gateway-budget.md`), before `pulumi up`.
 
-For every Gateway the plan's policies target, the wasm configuration Kuadrant would build from them is built for
-real and measured as the API server would store its object: its size, ActionSets, limits, and what each model (or
-other route) adds. `Sizing` holds what every measurement of one plan shares (the policies as Kuadrant sees them,
-the routes, a builder per Gateway and index, one measurer), so that the levers (`levers.py`) build and measure a
-Gateway again, transformed, mostly from memory. The report (`report.py`) turns the figures into notes, warnings
-and the `gateways` stack output.
+For every Gateway the plan's policies target, the wasm configuration Kuadrant would build from them is measured
+as the API server would store its object, from its parts and without building it (`wasm.Builder.size`, which
+`tests/test_gateway_size.py` holds to the configuration built and written out): its size, ActionSets, limits, and
+what each model (or other route) adds. `Sizing` holds what every measurement of one plan shares (the policies as
+Kuadrant sees them, the routes, a builder per Gateway and index, one measurer, the object around each Gateway's
+ActionSets), so that the levers (`levers.py`) measure a Gateway again, transformed, from what each route weighs:
+a route object already measured under an index is not measured again. The report (`report.py`) turns the figures
+into notes, warnings and the `gateways` stack output.
 
 An object Pulumi does not change (`maas:unmanaged`, the live opt-out, an Unmanaged tenant's) is counted as it is
 live when the snapshot has it, else as planned. Policies outside the plan, and routes outside the plan, the
@@ -23,11 +25,11 @@ from ... import naming
 from ...config import MaasConfig
 from ...observe import Observed
 from ..desired import Desired, Plan
-from .encoding import Measurer
-from .envelope import object_kind, object_name, uses_wasm_plugin, wasm_object
+from .encoding import CompositeList, Measure, Measurer, array_punctuation
+from .envelope import carried_as, object_kind, object_name, wasm_object
 from .policies import AUTH, TRLP, Policy, PolicyIndex
-from .routes import Gateway, Route, as_seen, gateway_of, routes
-from .wasm import Builder, WasmConfig, wasm_config
+from .routes import Gateway, Route, as_seen, attached, gateway_of, routes
+from .wasm import Builder, RouteSize, config_body
 
 BUDGET = 1_572_864  # etcd's default --max-request-bytes, 1.5 MiB
 WARN_PERCENT = 80
@@ -104,7 +106,12 @@ class GatewayBudget:
 
 def plan_policies(plan: Plan, observed: Observed) -> list[Policy]:
     """The plan's AuthPolicies and TokenRateLimitPolicies as Kuadrant will see them."""
-    return [_policy(obj, observed) for obj in plan.objects() if obj.kind in (AUTH, TRLP) and obj.subresource is None]
+    return [_policy(obj, observed) for obj in policy_objects(plan)]
+
+
+def policy_objects(plan: Plan) -> list[Desired]:
+    """The plan's AuthPolicies and TokenRateLimitPolicies."""
+    return [obj for obj in plan.objects() if obj.kind in (AUTH, TRLP) and obj.subresource is None]
 
 
 def _policy(obj: Desired, observed: Observed) -> Policy:
@@ -115,20 +122,21 @@ def _policy(obj: Desired, observed: Observed) -> Policy:
 
 
 class Sizing:
-    """What every measurement of one plan shares: its policies as Kuadrant will see them and their index, the
-    routes the gateways carry, each Gateway, a builder per Gateway and index, and one measurer. A Gateway built
-    again from other routes or another index (a lever) makes only what it has not made, and measures the rest from
-    memory."""
+    """What every measurement of one plan shares: its policies (planned, and as Kuadrant will see them) and their
+    index, the routes the gateways carry, each Gateway, a builder per Gateway and index, and one measurer. A Gateway
+    measured again from other routes or another index (a lever) measures only the routes it has not measured."""
 
     def __init__(self, config: MaasConfig, plan: Plan, observed: Observed) -> None:
         self.config, self.plan, self.observed = config, plan, observed
-        self.policies = plan_policies(plan, observed)
+        self.objects = policy_objects(plan)
+        self.policies = [_policy(obj, observed) for obj in self.objects]
         self.index = PolicyIndex(self.policies)
         self.routes = routes(config, plan, observed)
         self.version = config.platform.kuadrantVersion
         self._gateways: dict[tuple[str, str], Gateway] = {}
         self._builders: dict[tuple[str, int], tuple[PolicyIndex, Builder]] = {}
         self._measurer = Measurer()
+        self._arounds: dict[str, Measure] = {}
 
     def gateway(self, namespace: str, name: str) -> Gateway:
         if (namespace, name) not in self._gateways:
@@ -139,27 +147,37 @@ class Sizing:
         """Every Gateway a policy of the plan targets, sorted by namespace and name."""
         return [self.gateway(ns, name) for ns, name in self.index.gateway_targets()]
 
-    def build(
+    def route_sizes(
         self, gateway: Gateway, carried: Sequence[Route] | None = None, index: PolicyIndex | None = None
-    ) -> WasmConfig:
-        """The Gateway's wasm configuration from `carried` (default: the plan's routes) and `index` (the plan's)."""
-        index = self.index if index is None else index
+    ) -> list[RouteSize]:
+        """What each route adds to the Gateway's wasm configuration, from `carried` (default: the plan's routes)
+        and `index` (the plan's)."""
+        builder = self._builder(gateway, self.index if index is None else index)
+        pairs = attached(self.routes if carried is None else carried, gateway)
+        return [builder.size(listener, route, self._measurer) for listener, route in pairs]
+
+    def _builder(self, gateway: Gateway, index: PolicyIndex) -> Builder:
         key = (gateway.key, id(index))
         if key not in self._builders:
             first = self._builders.get((gateway.key, id(self.index)))  # what does not depend on the index
             builder = Builder(gateway, index, first[1] if first else None)
             self._builders[key] = (index, builder)  # the index kept alive: its id stays its own
-        return wasm_config(gateway, self.routes if carried is None else carried, index, self._builders[key][1])
+        return self._builders[key][1]
+
+    def _around(self, gateway: Gateway) -> Measure:
+        """`around` the Gateway's ActionSets, measured once."""
+        if gateway.key not in self._arounds:
+            self._arounds[gateway.key] = around(gateway, self.version, self._measurer)
+        return self._arounds[gateway.key]
 
     def measure(
         self, gateway: Gateway, carried: Sequence[Route] | None = None, index: PolicyIndex | None = None
     ) -> GatewayBudget:
-        return measured(self.build(gateway, carried, index), self.version, self._measurer)
+        return measured(gateway, self._around(gateway), self.route_sizes(gateway, carried, index), self.version)
 
     def size(self, gateway: Gateway, carried: Sequence[Route] | None = None, index: PolicyIndex | None = None) -> int:
         """The stored bytes alone (what `measure` reports as `bytes`)."""
-        config = self.build(gateway, carried, index)
-        return self._measurer.measure(wasm_object(gateway, config.body(), self.version)).stored
+        return stored_size(self._around(gateway), self.route_sizes(gateway, carried, index), self.version)
 
     def budgets(self) -> list[GatewayBudget]:
         return [self.measure(gateway) for gateway in self.gateways()]
@@ -170,34 +188,44 @@ def gateway_budgets(config: MaasConfig, plan: Plan, observed: Observed) -> list[
     return Sizing(config, plan, observed).budgets()
 
 
-def measured(config: WasmConfig, kuadrant_version: str, measurer: Measurer | None = None) -> GatewayBudget:
+def around(gateway: Gateway, kuadrant_version: str, measurer: Measurer) -> Measure:
+    """The Gateway's object less its ActionSet array: with an empty one, less the array's brackets."""
+    return measurer.measure(wasm_object(gateway, config_body(CompositeList()), kuadrant_version)) - array_punctuation(0)
+
+
+def stored_size(around: Measure, sizes: Sequence[RouteSize], kuadrant_version: str) -> int:
+    """The stored size of the Gateway's object: what is `around` its ActionSet array, and the array of what the
+    routes add, as the object carries it."""
+    count = sum(size.action_sets for size in sizes)
+    array = sum((size.bodies for size in sizes), array_punctuation(count))
+    return (around + carried_as(array, kuadrant_version)).stored
+
+
+def measured(gateway: Gateway, around: Measure, sizes: Sequence[RouteSize], kuadrant_version: str) -> GatewayBudget:
     """The stored size of the Gateway's object, with each ActionSet's share attributed to its model or route."""
-    measurer = measurer or Measurer()
-    total = measurer.measure(wasm_object(config.gateway, config.body(), kuadrant_version)).stored
-    embedded = not uses_wasm_plugin(kuadrant_version)
     shares: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     limits: dict[str, set[str]] = defaultdict(set)
     models: dict[str, str | None] = {}
-    for action_set in config.action_sets:
-        found = measurer.measure(action_set.body)
-        route = action_set.route
+    for size in sizes:
+        if not size.action_sets:
+            continue
+        route = size.route
         name = f"model {route.model}" if route.model else f"HTTPRoute {route.key}"
-        shares[name][0] += (found.as_string if embedded else found).stored + 1  # and its comma
-        shares[name][1] += 1
-        limits[name].update(action_set.limits)
+        shares[name][0] += carried_as(size.bodies, kuadrant_version).stored + size.action_sets  # and commas
+        shares[name][1] += size.action_sets
+        limits[name].update(size.limits)
         models[name] = route.model
     contributors = sorted(
         (Contributor(name, size, count, len(limits[name]), models[name]) for name, (size, count) in shares.items()),
         key=lambda c: (-c.bytes, c.name),
     )
-    gateway = config.gateway
     return GatewayBudget(
         gateway.namespace,
         gateway.name,
         f"{object_kind(kuadrant_version)} {gateway.namespace}/{object_name(gateway)}",
-        total,
-        len(config.action_sets),
-        len(config.limits),
+        stored_size(around, sizes, kuadrant_version),
+        sum(size.action_sets for size in sizes),
+        len(set().union(*(size.limits for size in sizes))),
         tuple(contributors[:SHOWN]),
         tuple(c for c in contributors if c.model is not None),
     )

@@ -12,7 +12,7 @@ actions of one route rule, copied into every ActionSet of that rule) is serialis
 Subtrees that share nothing are plain dicts and lists, serialised in one `json.dumps` call; containers whose
 children may be shared are `Composite`/`CompositeList`, measured part by part, and a `Spliced` list is runs of
 items that other lists hold too (a route's token actions in each of its rules' action lists), each run measured
-once.
+once (`Measurer.run`, which the budget also calls on runs it never builds into an array).
 """
 
 from __future__ import annotations
@@ -50,9 +50,11 @@ class Embedded:
     value: Any
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Measure:
-    """One fragment of compact JSON: UTF-8 bytes, quotes and backslashes, `&<>`, and U+2028/U+2029."""
+    """One fragment of compact JSON: UTF-8 bytes, quotes and backslashes, `&<>`, and U+2028/U+2029. Never changed
+    once built; not frozen, because sizing a plan adds up hundreds of thousands of them and a frozen dataclass's
+    `__init__` costs three times a plain one's."""
 
     size: int
     quotes: int
@@ -67,6 +69,18 @@ class Measure:
             self.separators + other.separators,
         )
 
+    def __sub__(self, other: Measure) -> Measure:
+        return Measure(
+            self.size - other.size,
+            self.quotes - other.quotes,
+            self.html - other.html,
+            self.separators - other.separators,
+        )
+
+    def __mul__(self, count: int) -> Measure:
+        """The fragment written `count` times (one part copied into many)."""
+        return Measure(self.size * count, self.quotes * count, self.html * count, self.separators * count)
+
     @property
     def stored(self) -> int:
         """Bytes once Go's encoding/json writes this fragment (as the API server stores the object)."""
@@ -79,6 +93,12 @@ class Measure:
 
 
 QUOTES = Measure(2, 2, 0, 0)  # the two quotes around a JSON string
+NOTHING = Measure(0, 0, 0, 0)
+
+
+def array_punctuation(count: int) -> Measure:
+    """The brackets of a JSON array of `count` items and the commas between them."""
+    return Measure(max(count + 1, 2), 0, 0, 0)
 
 
 def of_text(text: str) -> Measure:
@@ -123,7 +143,7 @@ class Measurer:
         self._known: dict[int, Measure] = {}
         self._keep: list[Any] = []  # measured containers stay alive, so no identity is reused while remembered
         self._strings: dict[str, Measure] = {}
-        self._runs: dict[int, Measure] = {}  # the items of a `Spliced` array's run, without punctuation
+        self._runs: dict[int, Measure] = {}  # runs of items (of `Spliced` arrays), without punctuation
 
     def measure(self, value: Any) -> Measure:
         if isinstance(value, str):
@@ -160,14 +180,18 @@ class Measurer:
     def _array(self, value: CompositeList) -> Measure:
         """Brackets and commas between, plus every item (of a `Spliced` array, every run's items)."""
         if not isinstance(value, Spliced):
-            return self._sum(value, max(len(value) + 1, 2))
-        found = Measure(max(len(value) + 1, 2), 0, 0, 0)
-        for run in value.runs:
-            items = self._runs.get(id(run))
-            if items is None:
-                items = self._runs[id(run)] = self._sum(run, 0)
-                self._keep.append(run)
-            found = found + items
+            return self._sum(value, array_punctuation(len(value)).size)
+        return sum(map(self.run, value.runs), array_punctuation(len(value)))
+
+    def run(self, items: Sequence[Any]) -> Measure:
+        """Items that several arrays hold, without punctuation: measured once (and kept alive), in one encoder
+        call when none of them is measured on its own."""
+        found = self._runs.get(id(items))
+        if found is None:
+            plain = items and not any(isinstance(item, _ONE_BY_ONE) for item in items)
+            found = of_text(_ENCODER.encode(items)) - array_punctuation(len(items)) if plain else self._sum(items, 0)
+            self._runs[id(items)] = found
+            self._keep.append(items)
         return found
 
     def _sum(self, parts: list[Any], punctuation: int) -> Measure:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ... import naming
 from ...config.types import KUADRANT_VERSION
-from .encoding import Composite, CompositeList, Embedded
+from .encoding import Composite, CompositeList, Embedded, Measure
 from .routes import Gateway
 
 OPERATOR_NAMESPACE = "kuadrant-system"
@@ -31,6 +31,12 @@ def uses_wasm_plugin(kuadrant_version: str) -> bool:
     """1.4.x writes a WasmPlugin; 1.5 and later an EnvoyFilter."""
     match = KUADRANT_VERSION.fullmatch(kuadrant_version)
     return match is not None and int(match.group(1)) == 4
+
+
+def carried_as(part: Measure, kuadrant_version: str) -> Measure:
+    """A part of the wasm configuration as its object carries it: nested as is in the WasmPlugin, inside one JSON
+    string in the EnvoyFilter (each quote and backslash escaped once more)."""
+    return part if uses_wasm_plugin(kuadrant_version) else part.as_string
 
 
 def object_kind(kuadrant_version: str) -> str:

@@ -142,8 +142,8 @@ class Levers:
         observed = self.sizing.observed
         return {
             (obj.namespace or "", obj.name)
-            for obj in self.sizing.plan.objects()
-            if obj.kind == TRLP and obj.subresource is None and as_seen(obj, observed) is obj.body
+            for obj in self.sizing.objects
+            if obj.kind == TRLP and as_seen(obj, observed) is obj.body
         }
 
     def _changeable(self, models: Iterable[str]) -> list[str]:

@@ -139,10 +139,14 @@ class PolicyIndex:
         self, kind: str, gateway: tuple[str, str], listener: str, route: tuple[str, str], rule: str
     ) -> list[Policy]:
         """The `kind` policies of one path, from the Gateway to the route rule."""
-        levels = (
-            ("Gateway", *gateway, None),
-            ("Gateway", *gateway, listener),
-            ("HTTPRoute", *route, None),
-            ("HTTPRoute", *route, rule),
-        )
-        return [policy for level in levels for policy in self._by_target.get((kind, *level), ())]
+        return self.on_rules(kind, gateway, listener, route, [rule])[0]
+
+    def on_rules(
+        self, kind: str, gateway: tuple[str, str], listener: str, route: tuple[str, str], rules: Sequence[str]
+    ) -> list[list[Policy]]:
+        """The `kind` policies of the path of each of the route's `rules` on one listener (the levels above the
+        rule read once)."""
+        get = self._by_target.get
+        above = [*get((kind, "Gateway", *gateway, None), ()), *get((kind, "Gateway", *gateway, listener), ())]
+        above += get((kind, "HTTPRoute", *route, None), ())
+        return [[*above, *get((kind, "HTTPRoute", *route, rule), ())] for rule in rules]

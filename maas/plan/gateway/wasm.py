@@ -7,19 +7,35 @@ the auth action (scope: SHA-256 of the path ID, predicates: the effective top-le
 that contributed a rule), then per limit of the effective TokenRateLimitPolicy, in name order, a check and a report
 action (they alternate services, so `mergeAndVerify` never merges two of them). Every (hostname, match) of the rule
 is an ActionSet carrying that whole list; ActionSets are sorted by Gateway API precedence.
+
+`wasm_config` builds it (the simulator and the tests write it out); the budget measures it without building it
+(`Builder.size`): per route and listener, each rule's action list once for every (hostname, match) that copies it,
+each limit's check action once for its report action too (they differ only in service and hits), and every name
+and auth scope as the SHA-256 in hex it is, which weighs the same whatever it hashes.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import Any, NamedTuple
 
 from ...observe.policy_views import limit_of
-from .encoding import Composite, CompositeList, Spliced
-from .policies import AUTH, AUTH_CONDITIONS, TOP_LEVEL_PREDICATES, TRLP, PolicyIndex, Rules, effective, predicates
-from .routes import Gateway, Listener, Match, Route, attached, hostnames
+from .encoding import NOTHING, Composite, CompositeList, Measure, Measurer, Spliced, array_punctuation
+from .policies import (
+    AUTH,
+    AUTH_CONDITIONS,
+    TOP_LEVEL_PREDICATES,
+    TRLP,
+    Policy,
+    PolicyIndex,
+    Rules,
+    effective,
+    predicates,
+)
+from .routes import Gateway, Listener, Match, Route, Rule, attached, hostnames
 
 AUTH_SERVICE = "auth-service"
 CHECK_SERVICE = "ratelimit-check-service"
@@ -47,11 +63,23 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+class _Sanitized(dict):
+    """A `str.translate` table that keeps a letter, a digit or `_` and turns any other rune into `_`, each rune
+    decided once (limit names share a few dozen)."""
+
+    def __missing__(self, code: int) -> str:
+        rune = chr(code)
+        self[code] = found = rune if rune.isalpha() or rune.isdecimal() or rune == "_" else "_"
+        return found
+
+
+_SANITIZED = _Sanitized()
+
+
 def limit_id(namespace: str, policy: str, limit: str) -> str:
     """`TokenLimitNameToLimitadorIdentifier`: `tokenlimit.` + the name with every rune that is not a letter, a
     digit or `_` replaced by `_`, + `__` + the first 8 hex of SHA-256(`ns/policy/limit`)."""
-    sanitized = "".join(c if c.isalpha() or c.isdecimal() or c == "_" else "_" for c in limit)
-    return f"tokenlimit.{sanitized}__{sha256_hex(f'{namespace}/{policy}/{limit}')[:8]}"
+    return f"tokenlimit.{limit.translate(_SANITIZED)}__{sha256_hex(f'{namespace}/{policy}/{limit}')[:8]}"
 
 
 def path_id(gateway: Gateway, listener: Listener, route: Route, rule: str) -> str:
@@ -93,6 +121,11 @@ class TokenActions:
     limits: tuple[str, ...]
     after_auth: bool  # `hasAuthAccess`: they read the identity, so they run after the auth action
 
+    @cached_property
+    def checks(self) -> tuple[dict[str, Any], ...]:
+        """Each limit's check action; its report action is the same but for `REPORT_MORE`."""
+        return self.actions[::2]
+
 
 def token_actions(route: Route, rules: Rules) -> TokenActions:
     """`buildWasmActionsForTokenRateLimit`: per limit in name order, check (hits 0) then report (the tokens)."""
@@ -106,16 +139,31 @@ def token_actions(route: Route, rules: Rules) -> TokenActions:
         data = [_expression(identifier, "1"), *(_expression(c, c) for c in limit.counters)]
         conditions = [*top, *limit.predicates]
         for service, hits in ((CHECK_SERVICE, "0"), (REPORT_SERVICE, REPORTED_TOKENS)):
-            conditional: dict[str, Any] = {"data": [*data, _expression(HITS, hits)]}
-            if conditions:
-                conditional["predicates"] = conditions
-            action = {"service": service, "scope": route.key, "sources": [rule.source.locator]}
-            actions.append({**action, "conditionalData": [conditional]})
+            actions.append(_limit_action(service, hits, route.key, rule.source.locator, data, conditions))
     return TokenActions(tuple(actions), tuple(limits), reads_identity(actions))
+
+
+def _limit_action(
+    service: str, hits: str, scope: str, source: str, data: list[dict[str, Any]], conditions: list[str]
+) -> dict[str, Any]:
+    conditional: dict[str, Any] = {"data": [*data, _expression(HITS, hits)]}
+    if conditions:
+        conditional["predicates"] = conditions
+    return {"service": service, "scope": scope, "sources": [source], "conditionalData": [conditional]}
 
 
 def _expression(key: str, value: str) -> dict[str, dict[str, str]]:
     return {"expression": {"key": key, "value": value}}
+
+
+def _report_more() -> Measure:
+    """What a report action weighs more than its check: they differ only in the service and the hits."""
+    measurer = Measurer()
+    check = measurer.measure(_limit_action(CHECK_SERVICE, "0", "", "", [], []))
+    return measurer.measure(_limit_action(REPORT_SERVICE, REPORTED_TOKENS, "", "", [], [])) - check
+
+
+REPORT_MORE = _report_more()
 
 
 def auth_fields(rules: Rules) -> dict[str, list[str]]:
@@ -164,24 +212,85 @@ class WasmConfig:
         return frozenset(limit for action_set in self.action_sets for limit in action_set.limits)
 
     def body(self) -> Composite:
-        """`{actionSets, services}` (no observability: the program configures no tracing)."""
-        return Composite(actionSets=CompositeList(a.body for a in self.action_sets), services=SERVICES)
+        return config_body(CompositeList(a.body for a in self.action_sets))
+
+
+def config_body(action_sets: Any) -> Composite:
+    """`{actionSets, services}` (no observability: the program configures no tracing)."""
+    return Composite(actionSets=action_sets, services=SERVICES)
+
+
+def _action_set_body(actions: Any, name: str, conditions: Any) -> Composite:
+    return Composite(actions=actions, name=name, routeRuleConditions=conditions)
+
+
+def _frame() -> Measure:
+    """An ActionSet body's braces, keys, colons and commas: the body with empty values, less those values."""
+    measurer, empty = Measurer(), ([], "", {})
+    return measurer.measure(_action_set_body(*empty)) - sum(map(measurer.measure, empty), NOTHING)
+
+
+FRAME = _frame()
+NAME = Measurer().measure(sha256_hex(""))  # every ActionSet name is a SHA-256 in hex: it weighs the same
+
+
+class Head(NamedTuple):
+    """What an ActionSet holds that no policy changes: its hostname, its match's position, predicates and
+    precedence, and its route conditions."""
+
+    host: str
+    position: int
+    predicates: tuple[str, ...]
+    precedence: tuple[Any, ...]
+    conditions: dict[str, list[str]]
+
+    def name(self, path: str) -> str:
+        return sha256_hex(f"{path}|{self.position + 1}|{self.host}")
+
+
+@dataclass(frozen=True)
+class RouteSize:
+    """What one route on one listener adds to the Gateway: its ActionSets' bodies measured together (without the
+    commas between them), how many there are, and their limits."""
+
+    route: Route
+    bodies: Measure
+    action_sets: int
+    limits: frozenset[str]
+
+
+@dataclass(frozen=True)
+class RulePath:
+    """One rule of a route on one listener, whatever the policies: its path ID and its ActionSets' heads."""
+
+    rule: Rule
+    path: str
+    heads: tuple[Head, ...]
 
 
 NO_TOKENS = TokenActions((), (), False)
+AuthFields = dict[str, list[str]]
+
+
+def auth_action(path: str, fields: AuthFields) -> dict[str, Any]:
+    """The path's auth action: its scope is the SHA-256 of the path ID."""
+    return {"service": AUTH_SERVICE, "scope": sha256_hex(path), **fields}
+
+
+ANY_PATH = ""  # what an auth action is measured with: every scope is a SHA-256 in hex, and weighs the same
 
 
 class Builder:
     """What many paths share is computed once: a match's predicates, the auth fields of one list of AuthPolicies,
     the token actions of one route under one list of TokenRateLimitPolicies (one run of every rule's action list),
-    and the ActionSets of one route object on one listener. So building the Gateway again with some routes left
-    out, moved or pinned, as the budget's levers do, makes no ActionSet twice, and a builder under another index
-    (other TokenRateLimitPolicies) reuses the parts that do not depend on them; the same objects then measure from
-    memory."""
+    each rule's path ID and ActionSet heads (one per hostname and match) of one route object on one listener, and
+    the ActionSets (or their size) of that route under this builder's index. So building or measuring the Gateway
+    again with some routes left out, moved or pinned, as the budget's levers do, makes nothing twice, and a builder
+    under another index (other TokenRateLimitPolicies) reuses the parts that do not depend on them."""
 
     def __init__(self, gateway: Gateway, index: PolicyIndex, shared: Builder | None = None) -> None:
-        """`shared`: a builder of the same Gateway under another index, whose match predicates, auth actions (of
-        the very same AuthPolicies) and route conditions this one reuses."""
+        """`shared`: a builder of the same Gateway under another index, whose match predicates, auth fields (of
+        the very same AuthPolicies), rules, heads and their measures this one reuses."""
         self.gateway, self.index = gateway, index
         self._memo: dict[tuple[Any, ...], Any] = {}
         self._common: dict[tuple[Any, ...], Any] = {} if shared is None else shared._common
@@ -198,24 +307,19 @@ class Builder:
             self._common[key] = (match_predicates(match), match_precedence(match))
         return self._common[key]
 
-    def actions(self, path: str, listener: Listener, route: Route, rule: str) -> tuple[Spliced, tuple[str, ...]]:
-        """The path's action list (auth first unless the token actions read no identity) and its limits: the
-        route's token actions are one run that every rule's list holds."""
-        place = ((self.gateway.namespace, self.gateway.name), listener.name, (route.namespace, route.name), rule)
-        auth, limits = self.index.on_path(AUTH, *place), self.index.on_path(TRLP, *place)
-        tokens: TokenActions = self._once(
-            ("tokens", route.key, *(p.locator for p in limits)),
-            lambda: token_actions(route, effective(limits)) if limits else NO_TOKENS,
-        )
-        own: tuple[dict[str, Any], ...] = ()
-        if auth:
-            key = ("auth", path, *map(id, auth))  # these very policies (kept alive with it): another index may not
-            if key not in self._common:
-                fields = self._once(("auth", *(p.locator for p in auth)), lambda: auth_fields(effective(auth)))
-                self._common[key] = (({"service": AUTH_SERVICE, "scope": sha256_hex(path), **fields},), auth)
-            own = self._common[key][0]
-        ordered = Spliced(own, tokens.actions) if tokens.after_auth else Spliced(tokens.actions, own)
-        return ordered, tokens.limits
+    def _actions(
+        self, route: Route, auth: list[Policy], limits: list[Policy]
+    ) -> tuple[AuthFields | None, TokenActions]:
+        """The fields of a path's auth action under these AuthPolicies (None: no auth action) and its token actions
+        under these TokenRateLimitPolicies (one run that every rule's list holds)."""
+        key = ("tokens", route.key, *(p.locator for p in limits))
+        tokens: TokenActions = self._once(key, lambda: token_actions(route, effective(limits)) if limits else NO_TOKENS)
+        if not auth:
+            return None, tokens
+        key = ("auth", *map(id, auth))  # these very policies (kept alive with it): another index may not have them
+        if key not in self._common:
+            self._common[key] = (auth_fields(effective(auth)), auth)
+        return self._common[key][0], tokens
 
     def action_sets(self, listener: Listener, route: Route) -> list[tuple[tuple[Any, ...], ActionSet]]:
         """The ActionSets of one route on one listener, each with its precedence; once per route object (kept
@@ -226,29 +330,83 @@ class Builder:
         return self._memo[key][1]
 
     def _action_sets(self, listener: Listener, route: Route) -> list[tuple[tuple[Any, ...], ActionSet]]:
-        gateway, entries = self.gateway, []
-        for rule in route.rules:
-            path = path_id(gateway, listener, route, rule.name)
-            shared, limits = self.actions(path, listener, route, rule.name)
-            if not shared:
-                continue
-            # `shared`: one list, copied into every ActionSet of the rule, as Kuadrant does
-            for host in hostnames(listener, route):
-                for position, match in enumerate(rule.matches):
-                    predicates, precedence = self.match(match)
-                    name, conditions = self._head(path, position, host, predicates)
-                    body = Composite(actions=shared, name=name, routeRuleConditions=conditions)
-                    action_set = ActionSet(route, body, limits, listener, rule.name, host, predicates)
-                    entries.append((_precedence(host, precedence, route), action_set))
+        entries = []
+        for rule, fields, tokens in self._paths(listener, route):
+            # one list, copied into every ActionSet of the rule, as Kuadrant does
+            auth = () if fields is None else (auth_action(rule.path, fields),)
+            shared = Spliced(auth, tokens.actions) if tokens.after_auth else Spliced(tokens.actions, auth)
+            for head in rule.heads:
+                body = _action_set_body(shared, head.name(rule.path), head.conditions)
+                action_set = ActionSet(route, body, tokens.limits, listener, rule.rule.name, head.host, head.predicates)
+                entries.append((_precedence(head.host, head.precedence, route), action_set))
         return entries
 
-    def _head(self, path: str, position: int, host: str, predicates: tuple[str, ...]) -> tuple[str, Composite]:
-        """An ActionSet's name and route conditions, whatever the policies."""
-        key = ("head", path, position, host, predicates)
+    def size(self, listener: Listener, route: Route, measurer: Measurer) -> RouteSize:
+        """What the route's ActionSets on one listener weigh, without building them; once per route object."""
+        key = ("size", listener.name, id(route))
+        if key not in self._memo:
+            self._memo[key] = (route, self._size(listener, route, measurer))
+        return self._memo[key][1]
+
+    def _size(self, listener: Listener, route: Route, measurer: Measurer) -> RouteSize:
+        """Each rule's action list is measured once and counted once per ActionSet that copies it."""
+        bodies, count, limits = NOTHING, 0, set()
+        for rule, fields, tokens in self._paths(listener, route):
+            bodies += self._actions_measure(fields, tokens, measurer) * len(rule.heads)
+            bodies += self._heads_measure(rule, measurer)
+            count += len(rule.heads)
+            limits.update(tokens.limits)
+        return RouteSize(route, bodies, count, frozenset(limits))
+
+    def _actions_measure(self, fields: AuthFields | None, tokens: TokenActions, measurer: Measurer) -> Measure:
+        """A path's action list with these auth fields and token actions: the auth action as on any path, and
+        each check measured once, for its report too (both kept alive by `_actions`)."""
+        key = ("actions measure", id(fields), id(tokens))
+        if key not in self._memo:
+            found = measurer.run(tokens.checks) * 2 + REPORT_MORE * len(tokens.checks)
+            if fields is not None:
+                found += measurer.measure(auth_action(ANY_PATH, fields))
+            self._memo[key] = found + array_punctuation((fields is not None) + len(tokens.actions))
+        return self._memo[key]
+
+    def _heads_measure(self, rule: RulePath, measurer: Measurer) -> Measure:
+        """The rule's ActionSet bodies without their actions."""
+        key = ("heads measure", id(rule))  # the rule kept alive by `_rules`
         if key not in self._common:
-            conditions = Composite(hostnames=[host], predicates=list(predicates))
-            self._common[key] = (sha256_hex(f"{path}|{position + 1}|{host}"), conditions)
+            conditions = measurer.run(tuple(head.conditions for head in rule.heads))
+            self._common[key] = (FRAME + NAME) * len(rule.heads) + conditions
         return self._common[key]
+
+    def _paths(self, listener: Listener, route: Route) -> Iterator[tuple[RulePath, AuthFields | None, TokenActions]]:
+        """Each rule of the route with ActionSets on this listener (a hostname, and actions), with its auth fields
+        and token actions."""
+        rules = [rule for rule in self._rules(listener, route) if rule.heads]
+        place = ((self.gateway.namespace, self.gateway.name), listener.name, (route.namespace, route.name))
+        names = [rule.rule.name for rule in rules]
+        auths, limits = (self.index.on_rules(kind, *place, names) for kind in (AUTH, TRLP))
+        for rule, auth, limit in zip(rules, auths, limits, strict=True):
+            fields, tokens = self._actions(route, auth, limit)
+            if fields is not None or tokens.actions:
+                yield rule, fields, tokens
+
+    def _rules(self, listener: Listener, route: Route) -> tuple[RulePath, ...]:
+        """Each rule of the route on this listener, whatever the policies; once per route object (kept alive)."""
+        key = ("rules", listener.name, id(route))
+        if key not in self._common:
+            hosts = hostnames(listener, route)
+            paths = [(rule, path_id(self.gateway, listener, route, rule.name)) for rule in route.rules]
+            self._common[key] = (tuple(RulePath(rule, path, self._heads(hosts, rule)) for rule, path in paths), route)
+        return self._common[key][0]
+
+    def _heads(self, hosts: Sequence[str], rule: Rule) -> tuple[Head, ...]:
+        """One per (hostname, match) of the rule, in that order."""
+        heads = []
+        for host in hosts:
+            for position, match in enumerate(rule.matches):
+                predicates, precedence = self.match(match)
+                conditions = {"hostnames": [host], "predicates": list(predicates)}
+                heads.append(Head(host, position, predicates, precedence, conditions))
+        return tuple(heads)
 
 
 def wasm_config(

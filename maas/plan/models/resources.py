@@ -15,7 +15,7 @@ from operator import attrgetter
 from typing import Any
 
 from ... import naming
-from ...config import AuthPolicyConfig, MaasConfig, ModelConfig, SubscriptionConfig
+from ...config import AuthPolicyConfig, MaasConfig, ModelConfig, SubscriptionConfig, SubscriptionModelRef
 from ...config.schema import Metadata, ModelKey, Subjects
 from ...observe import Observed
 from ..desired import Desired, k8s_object, object_identity, status_write
@@ -75,9 +75,9 @@ def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Ide
             result.statuses[owner] = [status_write(body, status, targets.dependencies(policy, AUTH))]
     for subscription in sorted(config.subscriptions, key=lambda s: s.key):
         owner = ("Subscription", subscription.key)
-        identity = identities[subscription.key]
-        body = maas_subscription(subscription, identity)
-        status = subscription_status(config, subscription, phases, identity)
+        identity, refs = identities[subscription.key], sorted(subscription.modelRefs, key=POSITION)
+        body = _subscription_body(subscription, refs, identity)
+        status = _subscription_status(config, refs, phases, identity)
         flow = flow_control(config, subscription, observed)  # issue 22: objectives under their models' owners
         if flow.statuses:
             status["flowControlStatuses"] = flow.statuses
@@ -117,29 +117,34 @@ def maas_subscription(subscription: SubscriptionConfig, identity: Identity) -> d
     """The mirror CRD has no `unlimited` and no `rateLimitIdentity`: unlimited references carry `UNLIMITED_RATE`
     and are listed in an annotation; the effective identity is published in the status, where maas-api reads it,
     and in an annotation, where it survives a CRD that prunes that status field (the sticky stamp)."""
-    refs = sorted(subscription.modelRefs, key=POSITION)
-    model_refs = []
-    for ref in refs:
-        entry: dict[str, Any] = {"name": ref.name, "namespace": ref.namespace}
-        entry["tokenRateLimits"] = (
-            [UNLIMITED_RATE] if ref.unlimited else [{"limit": n, "window": w} for n, w in rates_of(ref)]
-        )
-        if ref.billingRate is not None:
-            entry["billingRate"] = {"perToken": ref.billingRate.perToken}
-        model_refs.append(entry)
+    return _subscription_body(subscription, sorted(subscription.modelRefs, key=POSITION), identity)
+
+
+def _subscription_body(
+    subscription: SubscriptionConfig, refs: Sequence[SubscriptionModelRef], identity: Identity
+) -> dict[str, Any]:
+    """`maas_subscription`, with its references sorted (`POSITION`) once for the body and the status."""
     spec: dict[str, Any] = {
         "owner": _subjects(subscription.owner),
-        "modelRefs": model_refs,
+        "modelRefs": [_subscription_model_ref(ref) for ref in refs],
         "priority": subscription.priority,
     }
     if subscription.tokenMetadata is not None:
         spec["tokenMetadata"] = _metadata(subscription.tokenMetadata)
     annotations = {**subscription.annotations, naming.RATE_LIMIT_IDENTITY_ANNOTATION: identity}
-    unlimited = [naming.qualified(r.namespace, r.name) for r in refs if r.unlimited]
+    unlimited = [r.key for r in refs if r.unlimited]
     if unlimited:
         annotations[naming.UNLIMITED_MODELS_ANNOTATION] = ",".join(unlimited)
     tenant = _tenant_of_namespace(subscription.namespace)
     return _maas_object("MaaSSubscription", subscription.name, subscription.namespace, tenant, annotations, spec)
+
+
+def _subscription_model_ref(ref: SubscriptionModelRef) -> dict[str, Any]:
+    rates = [UNLIMITED_RATE] if ref.unlimited else [{"limit": n, "window": w} for n, w in rates_of(ref)]
+    entry: dict[str, Any] = {"name": ref.name, "namespace": ref.namespace, "tokenRateLimits": rates}
+    if ref.billingRate is not None:
+        entry["billingRate"] = {"perToken": ref.billingRate.perToken}
+    return entry
 
 
 def _maas_object(kind: str, name: str, namespace: str, tenant: str, annotations: dict, spec: dict) -> dict[str, Any]:
@@ -249,28 +254,32 @@ def subscription_status(
 
     `rateLimitIdentity` is a 3.6 status field (seed 002) that the mirror CRD lacks; the API server prunes it there.
     """
-    refs = sorted(subscription.modelRefs, key=POSITION)
+    return _subscription_status(config, sorted(subscription.modelRefs, key=POSITION), phases, identity)
+
+
+def _subscription_status(
+    config: MaasConfig, refs: Sequence[SubscriptionModelRef], phases: dict[str, str], identity: Identity
+) -> dict[str, Any]:
     phase, ready, entries = _references_status(refs, phases)
     models = config.models_by_key
-    limits = []
-    for ref in refs:
-        model = models.get(ref.key)
-        if model is not None:
-            limits.append(
-                {
-                    "model": model.name,
-                    "name": naming.trlp_name(model.name),
-                    "namespace": model.route_namespace,
-                    "ready": True,
-                    "reason": "Reconciled",
-                }
-            )
+    limits = [_limit_status(models[ref.key]) for ref in refs if ref.key in models]
     return {
         "phase": phase,
         "conditions": [ready],
         "modelRefStatuses": entries,
         "tokenRateLimitStatuses": limits,
         "rateLimitIdentity": identity,
+    }
+
+
+def _limit_status(model: ModelConfig) -> dict[str, Any]:
+    """Ready: the status is written after the model's TokenRateLimitPolicy (`_Targets.dependencies`)."""
+    return {
+        "model": model.name,
+        "name": naming.trlp_name(model.name),
+        "namespace": model.route_namespace,
+        "ready": True,
+        "reason": "Reconciled",
     }
 
 

@@ -38,8 +38,7 @@ def effective_identities(config: MaasConfig, observed: Observed) -> Identities:
     unobserved = []
     for subscription in sorted(config.subscriptions, key=lambda s: s.key):
         lookup = observed.lookup("MaaSSubscription", subscription.namespace, subscription.name)
-        found = observed.view(LiveSubscription, subscription.namespace, subscription.name)
-        live = None if found is None else identity_of(found, subscription.key, warnings)
+        live = None if lookup.state != "present" else _live_identity(observed, subscription, warnings)
         if subscription.rateLimitIdentity is not None:
             chosen[subscription.key] = subscription.rateLimitIdentity
             if live is not None and live != subscription.rateLimitIdentity:
@@ -52,6 +51,12 @@ def effective_identities(config: MaasConfig, observed: Observed) -> Identities:
     if unobserved:
         warnings.append(_unobserved_warning(unobserved))
     return Identities(chosen, warnings)
+
+
+def _live_identity(observed: Observed, subscription: SubscriptionConfig, warnings: list[str]) -> Identity | None:
+    """Read only for a subscription the snapshot holds: every other one would build a view key for nothing."""
+    found = observed.view(LiveSubscription, subscription.namespace, subscription.name)
+    return None if found is None else identity_of(found, subscription.key, warnings)
 
 
 def live_identity(obj: Mapping[str, Any], subscription: str, warnings: list[str]) -> Identity:

@@ -241,14 +241,10 @@ def _members(config: MaasConfig, identities: Mapping[str, Identity]) -> dict[str
     """Subscription key -> model key -> its member there, in configuration order, once per reference."""
     found: dict[str, dict[str, Member]] = {}
     for s in config.subscriptions:
-        key, identity = s.key, identities[s.key]
+        key = s.key
+        identity, scope = identities[key], f"{key}@"  # `model_scoped_key`, from the keys already qualified
         found[key] = {
-            ref.key: Member(
-                key,
-                identity,
-                model_scoped_key(s.namespace, s.name, ref.namespace, ref.name),
-                None if ref.unlimited else rates_of(ref),
-            )
+            ref.key: Member(key, identity, scope + ref.key, None if ref.unlimited else rates_of(ref))
             for ref in s.modelRefs
         }
     return found
