@@ -53,7 +53,7 @@ def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Ide
     governed = _governed_models(config)
     targets = _Targets.of(config)
     result = Publication()
-    phases = {}
+    phases, limits = {}, _limit_statuses(config)
     for model in sorted(config.models, key=lambda m: m.key):
         owner = ("Model", model.key)
         facts = model_facts(config, model, governed.get(model.key, set()))
@@ -77,7 +77,7 @@ def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Ide
         owner = ("Subscription", subscription.key)
         identity, refs = identities[subscription.key], sorted(subscription.modelRefs, key=POSITION)
         body = _subscription_body(subscription, refs, identity)
-        status = _subscription_status(config, refs, phases, identity)
+        status = _subscription_status(limits, refs, phases, identity)
         flow = flow_control(config, subscription, observed)  # issue 22: objectives under their models' owners
         if flow.statuses:
             status["flowControlStatuses"] = flow.statuses
@@ -254,22 +254,30 @@ def subscription_status(
 
     `rateLimitIdentity` is a 3.6 status field (seed 002) that the mirror CRD lacks; the API server prunes it there.
     """
-    return _subscription_status(config, sorted(subscription.modelRefs, key=POSITION), phases, identity)
+    refs = sorted(subscription.modelRefs, key=POSITION)
+    return _subscription_status(_limit_statuses(config), refs, phases, identity)
 
 
 def _subscription_status(
-    config: MaasConfig, refs: Sequence[SubscriptionModelRef], phases: dict[str, str], identity: Identity
+    limits: Mapping[str, dict[str, Any]],
+    refs: Sequence[SubscriptionModelRef],
+    phases: dict[str, str],
+    identity: Identity,
 ) -> dict[str, Any]:
+    """`subscription_status`, with `limits` (`_limit_statuses`) built once for every subscription."""
     phase, ready, entries = _references_status(refs, phases)
-    models = config.models_by_key
-    limits = [_limit_status(models[ref.key]) for ref in refs if ref.key in models]
     return {
         "phase": phase,
         "conditions": [ready],
         "modelRefStatuses": entries,
-        "tokenRateLimitStatuses": limits,
+        "tokenRateLimitStatuses": [dict(limits[ref.key]) for ref in refs if ref.key in limits],  # a copy each
         "rateLimitIdentity": identity,
     }
+
+
+def _limit_statuses(config: MaasConfig) -> dict[str, dict[str, Any]]:
+    """Each configured model's `_limit_status`, by model key: copied into each status that lists it."""
+    return {key: _limit_status(model) for key, model in config.models_by_key.items()}
 
 
 def _limit_status(model: ModelConfig) -> dict[str, Any]:

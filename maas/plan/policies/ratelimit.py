@@ -56,14 +56,12 @@ class Member:
     key: str
     rates: tuple[Rate, ...] | None  # None: unlimited
     rate_limit_id: str = field(init=False, repr=False, compare=False)  # the short ID of `key`
+    # What the gateway matches this member on: its short ID, or its key for a legacy member.
+    value: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.rate_limit_id = short_id(self.key)
-
-    @property
-    def value(self) -> str:
-        """What the gateway matches this member on: its short ID, or its key for a legacy member."""
-        return self.rate_limit_id if self.identity == "short" else self.key
+        self.value = self.rate_limit_id if self.identity == "short" else self.key
 
     @property
     def clause(self) -> str:
