@@ -28,14 +28,11 @@ def validate(obj: dict, unknown_ok: Iterable[tuple[str, str]] = (), registry: Cr
 
 def validate_measured(
     obj: dict, unknown_ok: Iterable[tuple[str, str]] = (), registry: CrdRegistry | None = None
-) -> tuple[list[str], int]:
+) -> tuple[list[str], int | None]:
     """``validate``, and the bytes of the object's compact JSON (what the API server receives and stores): one
-    encoding keys the cache and measures the object."""
+    encoding keys the cache and measures the object. No size for what is not plain JSON data."""
     text = _compact_json(obj)
-    problems = _validated(obj, unknown_ok, registry, lambda: text)
-    if text is None:  # not plain JSON data: measured as json.dumps(default=str) would write it
-        text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, default=str)
-    return problems, len(text.encode())
+    return _validated(obj, unknown_ok, registry, lambda: text), None if text is None else len(text.encode())
 
 
 def validate_all(

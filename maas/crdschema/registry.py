@@ -46,6 +46,8 @@ class CrdRegistry:
         self.directory = directory
         self.engine = CelEngine()
         self.problem_cache: dict[bytes, list[Problem] | None] = {}
+        # (group, version, kind) -> whether its status writes are checked on the status alone (`status_write`)
+        self.status_alone: dict[tuple[str, str, str], bool] = {}
         self._versions: dict[tuple[str, str, str], CrdVersion] = {}
         self._served: dict[tuple[str, str], list[str]] = {}
         self._unloaded: dict[str, list[Path]] = {}

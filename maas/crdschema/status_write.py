@@ -23,15 +23,13 @@ from .validators import json_problems
 
 _PLAIN_ROOT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties"})
 _STATUS = "status"
-# id of a CRD version -> (that version, kept alive so that its id stays unique; whether its root allows the split)
-_SPLITTABLE: dict[int, tuple[CrdVersion, bool]] = {}
 
 
 def added_status_problems(base: dict, status: Any, registry: CrdRegistry) -> list[str] | None:
     """The problems of ``{**base, "status": status}`` that ``base`` (without a status) does not have, as ``validate``
     words them; None when they cannot be found on the status alone (then validate both and compare)."""
     crd = _crd_of(base, registry)
-    if crd is None or not isinstance(status, dict) or not _splittable(crd, registry.engine):
+    if crd is None or not isinstance(status, dict) or not _splittable(crd, registry):
         return None
     try:
         text = json.dumps([_STATUS, base["apiVersion"], base["kind"], status])
@@ -58,10 +56,12 @@ def _status_problems(status: dict, crd: CrdVersion, engine: CelEngine) -> list[P
     return problems + node_rule_problems(status, schema, (_STATUS,), crd, engine)
 
 
-def _splittable(crd: CrdVersion, engine: CelEngine) -> bool:
-    if id(crd) not in _SPLITTABLE:
-        _SPLITTABLE[id(crd)] = (crd, _root_is_plain(crd) and not _root_rules_read_status(crd, engine))
-    return _SPLITTABLE[id(crd)][1]
+def _splittable(crd: CrdVersion, registry: CrdRegistry) -> bool:
+    """Decided once per CRD version of the registry."""
+    key = (crd.group, crd.version, crd.kind)
+    if key not in registry.status_alone:
+        registry.status_alone[key] = _root_is_plain(crd) and not _root_rules_read_status(crd, registry.engine)
+    return registry.status_alone[key]
 
 
 def _root_is_plain(crd: CrdVersion) -> bool:

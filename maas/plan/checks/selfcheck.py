@@ -96,7 +96,8 @@ class _PlanChecker:
     def _checked_body(self, body: dict[str, Any]) -> tuple[list[str], int]:
         """The body's problems (without size) and its encoded size."""
         if id(body) not in self._checked:
-            self._checked[id(body)] = validate_measured(body, UNCHECKED_KINDS, self._registry)
+            problems, size = validate_measured(body, UNCHECKED_KINDS, self._registry)
+            self._checked[id(body)] = (problems, encoded_size(body) if size is None else size)
         return self._checked[id(body)]
 
     def _status_problems(self, obj: Desired) -> list[str]:
