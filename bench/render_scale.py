@@ -11,16 +11,20 @@ objects as plain CustomResources under the same mock engine; `ratio` is render C
 tunes its garbage collector as the program's entry points do (`maas.gc_tuning`).
 
 Each case runs in its own process so that peak RSS belongs to that case alone (the render's: it runs first).
-Usage:
-    python bench/render_scale.py [--default-gc]                 # the whole table (1,000 and 10,000 subscriptions)
-    python bench/render_scale.py 1000 short [--default-gc]      # one case, one JSON line
+A shared machine moves one process's CPU seconds by ±20 % from run to run, so the table runs each case and its
+floor ROUNDS times, alternately, and reports the median of each (ratio: median over median) with the lowest and
+highest ratio of a round beside it. Usage:
+    python bench/render_scale.py [--default-gc] [--rounds N]    # the whole table (1,000 and 10,000 subscriptions)
+    python bench/render_scale.py 1000 short [--default-gc]      # one case and its floor, one JSON line
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -31,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 FLOOR = ROOT / "bench" / "sdk_floor.py"
 
 MODELS = 200
+ROUNDS = 3  # each case and its floor, alternately (module docstring)
 MODELS_PER_SUBSCRIPTION = 5
 RATE_SETS = [
     [{"limit": 1000, "window": "1m"}],
@@ -153,6 +158,7 @@ COLUMNS = (  # (heading, key, width, format)
     ("floor_s", "floor_seconds", 7, ".2f"),
     ("floor_cpu_s", "floor_cpu_seconds", 11, ".2f"),
     ("ratio", "ratio", 5, ".2f"),
+    ("ratio_range", "ratio_range", 11, "s"),
     ("peak_rss_MiB", "peak_rss_mib", 12, ".1f"),
     ("TRLPs", "trlps", 5, "d"),
     ("limits", "limits", 6, "d"),
@@ -164,23 +170,48 @@ COLUMNS = (  # (heading, key, width, format)
 DEFAULT_GC = "--default-gc"  # keep CPython's collector settings: what the program gains from `maas.gc_tuning`
 
 
+def rounds_of(subscriptions: int, identity: str, gc_flag: list[str], rounds: int) -> dict:
+    """`rounds` runs of the case (each with its own floor run right after it): the first run's row, its seconds
+    replaced by the medians over all runs, and the ratio of the median render CPU to the median floor CPU."""
+    command = [sys.executable, __file__, str(subscriptions), identity, *gc_flag]
+    runs = [
+        json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout) for _ in range(rounds)
+    ]
+    row = dict(runs[0])
+    for key in (
+        "plan_seconds",
+        "check_seconds",
+        "render_seconds",
+        "render_cpu_seconds",
+        "floor_seconds",
+        "floor_cpu_seconds",
+    ):
+        row[key] = round(statistics.median(run[key] for run in runs), 2)
+    row["ratio"] = round(row["render_cpu_seconds"] / row["floor_cpu_seconds"], 2)
+    ratios = [run["ratio"] for run in runs]
+    row["ratio_range"] = f"{min(ratios):.2f}-{max(ratios):.2f}"
+    return row
+
+
 def main() -> None:
-    gc_flag = [DEFAULT_GC] if DEFAULT_GC in sys.argv else []
-    args = [arg for arg in sys.argv[1:] if arg != DEFAULT_GC]
+    parser = argparse.ArgumentParser(description="render and SDK-floor seconds as subscriptions grow")
+    parser.add_argument("case", nargs="*", help="SUBSCRIPTIONS IDENTITY: one case and its floor, one JSON line")
+    parser.add_argument(DEFAULT_GC, action="store_true", help="keep CPython's collector settings")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="runs of each case in the table")
+    args = parser.parse_args()
+    gc_flag = [DEFAULT_GC] if args.default_gc else []
     if not gc_flag:
         from maas.gc_tuning import tune_gc
 
         tune_gc()
-    if len(args) == 2:
-        print(json.dumps(one_case(int(args[0]), args[1], gc_flag)))
+    if args.case:
+        count, identity = args.case
+        print(json.dumps(one_case(int(count), identity, gc_flag)))
         return
     print(" ".join(f"{heading:>{width}s}" for heading, _, width, _ in COLUMNS))
     for count in (1000, 10000):
         for identity in ("short", "legacy"):
-            out = subprocess.run(
-                [sys.executable, __file__, str(count), identity, *gc_flag], capture_output=True, text=True, check=True
-            )
-            row = json.loads(out.stdout)
+            row = rounds_of(count, identity, gc_flag, args.rounds)
             print(" ".join(f"{row[key]:>{width}{fmt}}" for _, key, width, fmt in COLUMNS))
 
 
