@@ -35,7 +35,6 @@ sys.path.insert(0, str(ROOT))
 FLOOR = ROOT / "bench" / "sdk_floor.py"
 
 MODELS = 200
-ROUNDS = 3  # each case and its floor, alternately (module docstring)
 MODELS_PER_SUBSCRIPTION = 5
 RATE_SETS = [
     [{"limit": 1000, "window": "1m"}],
@@ -168,37 +167,41 @@ COLUMNS = (  # (heading, key, width, format)
 
 
 DEFAULT_GC = "--default-gc"  # keep CPython's collector settings: what the program gains from `maas.gc_tuning`
+ROUNDS = 3  # each case and its floor, alternately (module docstring)
+TIMED = ("plan_seconds", "check_seconds", "render_seconds", "render_cpu_seconds", "floor_seconds", "floor_cpu_seconds")
 
 
 def rounds_of(subscriptions: int, identity: str, gc_flag: list[str], rounds: int) -> dict:
-    """`rounds` runs of the case (each with its own floor run right after it): the first run's row, its seconds
-    replaced by the medians over all runs, and the ratio of the median render CPU to the median floor CPU."""
+    """`rounds` runs of the case, each with its own floor run right after it, as one row (`median_row`)."""
     command = [sys.executable, __file__, str(subscriptions), identity, *gc_flag]
-    runs = [
-        json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout) for _ in range(rounds)
-    ]
-    row = dict(runs[0])
-    for key in (
-        "plan_seconds",
-        "check_seconds",
-        "render_seconds",
-        "render_cpu_seconds",
-        "floor_seconds",
-        "floor_cpu_seconds",
-    ):
-        row[key] = round(statistics.median(run[key] for run in runs), 2)
+    return median_row(
+        [json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout) for _ in range(rounds)]
+    )
+
+
+def median_row(runs: list[dict]) -> dict:
+    """The first run's row with its seconds replaced by the medians over all runs, the ratio of the median render
+    CPU to the median floor CPU, and the lowest and highest ratio of a single run."""
+    row = dict(runs[0]) | {key: round(statistics.median(run[key] for run in runs), 2) for key in TIMED}
     row["ratio"] = round(row["render_cpu_seconds"] / row["floor_cpu_seconds"], 2)
     ratios = [run["ratio"] for run in runs]
-    row["ratio_range"] = f"{min(ratios):.2f}-{max(ratios):.2f}"
-    return row
+    return row | {"ratio_range": f"{min(ratios):.2f}-{max(ratios):.2f}"}
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number of rounds")
+    return int(text)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="render and SDK-floor seconds as subscriptions grow")
     parser.add_argument("case", nargs="*", help="SUBSCRIPTIONS IDENTITY: one case and its floor, one JSON line")
     parser.add_argument(DEFAULT_GC, action="store_true", help="keep CPython's collector settings")
-    parser.add_argument("--rounds", type=int, default=ROUNDS, help="runs of each case in the table")
+    parser.add_argument("--rounds", type=_positive, default=ROUNDS, help="runs of each case in the table")
     args = parser.parse_args()
+    if args.case and len(args.case) != 2:
+        parser.error("one case is SUBSCRIPTIONS IDENTITY, e.g. `1000 short`")
     gc_flag = [DEFAULT_GC] if args.default_gc else []
     if not gc_flag:
         from maas.gc_tuning import tune_gc

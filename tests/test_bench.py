@@ -18,6 +18,31 @@ def test_render_scale_runs_one_small_case():
     assert '"floor_cpu_seconds"' in result.stdout and '"resources_per_subscription"' in result.stdout
 
 
+def test_the_table_reports_medians_over_rounds_and_the_range_of_their_ratios():
+    from bench.render_scale import median_row
+
+    runs = [
+        {"subscriptions": 10, "render_cpu_seconds": 30.0, "floor_cpu_seconds": 20.0, "ratio": 1.5, "objects": 7},
+        {"subscriptions": 10, "render_cpu_seconds": 36.0, "floor_cpu_seconds": 24.0, "ratio": 1.5, "objects": 7},
+        {"subscriptions": 10, "render_cpu_seconds": 33.0, "floor_cpu_seconds": 30.0, "ratio": 1.1, "objects": 7},
+    ]
+    for run in runs:
+        run |= {key: run["render_cpu_seconds"] for key in ("plan_seconds", "check_seconds", "render_seconds")}
+        run["floor_seconds"] = run["floor_cpu_seconds"]
+    row = median_row(runs)
+    assert (row["render_cpu_seconds"], row["floor_cpu_seconds"]) == (33.0, 24.0)
+    assert row["ratio"] == 1.38 and row["ratio_range"] == "1.10-1.50"  # median over median, not a median ratio
+    assert row["objects"] == 7
+
+
+def test_render_scale_refuses_a_malformed_case_or_round_count():
+    for args in (["20"], ["--rounds", "0"]):
+        result = subprocess.run(
+            [sys.executable, "bench/render_scale.py", *args], cwd=ROOT, capture_output=True, text=True, check=False
+        )
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+
+
 def test_state_growth_runs_one_small_case():
     result = subprocess.run(
         [sys.executable, "bench/state_growth.py", "20", "short"], cwd=ROOT, capture_output=True, text=True, check=False
