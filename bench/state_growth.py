@@ -104,13 +104,13 @@ def written_statuses(inputs: dict[str, Any]) -> dict[str, Any]:
     digest only when the API server pruned something, never here). One resource per status, as before the
     batching: the status also as stamped (`appliedStatus`) and as stored (`storedStatus`)."""
     if "targets" in inputs:
-        from maas.deploy.status_writer import write_record
+        from maas.deploy.status_writer import batch_targets, encode_json, write_record
 
         targets = {
             key: write_record(t, t["status"], _stamped(json.loads(t["status"])), t["status"])
-            for key, t in inputs["targets"].items()
+            for key, t in batch_targets(inputs).items()
         }
-        return {**inputs, "targets": targets}
+        return {**inputs, "targets": encode_json(targets)}
     return {**inputs, "appliedStatus": _stamped(inputs["status"]), "storedStatus": inputs["status"]}
 
 
@@ -360,11 +360,13 @@ def _digest(value: Any) -> str:
 def status_digest(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each status writer stores, per target, a digest of it (and, in its outputs, the conditions' transition
     times) instead of the target."""
+    from maas.deploy.status_writer import batch_targets
+
     out = []
     for r in resources:
         if is_status(r):
-            digests = {key: _digest(target) for key, target in r["inputs"]["targets"].items()}
-            recorded = r["outputs"].get("targets", {})
+            digests = {key: _digest(target) for key, target in batch_targets(r["inputs"]).items()}
+            recorded = batch_targets(r["outputs"])
             times = {
                 key: {"digest": d, "transitions": recorded.get(key, {}).get("transitions", {})}
                 for key, d in digests.items()

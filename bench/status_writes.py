@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from maas.deploy import status_writer
-from maas.deploy.status_writer import StatusBatchProvider, encode_status, target_key
+from maas.deploy.status_writer import StatusBatchProvider, encode_json, encode_status, target_key
 from tests.fake_kube import FakeKube, all_crds, kserve_route, llm_inference_service, platform_gateway
 from tests.test_model_status import GRANITE
 
@@ -58,7 +58,7 @@ def one_up(models: int, window: float) -> float:
     status_writer.ROUTE_WINDOW.reset()
     with FakeKube([*objects, platform_gateway(), *all_crds()]) as kube:
         connection = {"kubeconfig": kube.kubeconfig(), "context": "maas-dev"}
-        batches = [{"connection": connection, "targets": {target_key(t): t}} for _, t in built]
+        batches = [{"connection": connection, "targets": encode_json({target_key(t): t})} for _, t in built]
         started = time.monotonic()
         with ThreadPoolExecutor(max_workers=HOST_THREADS) as host:
             list(host.map(StatusBatchProvider().create, batches))

@@ -85,6 +85,7 @@ from maas.deploy.status_writer import (
     MERGE_PATCH,
     StatusBatchProvider,
     StatusProvider,
+    batch_targets,
     encode_status,
     recorded_transitions,
     status_digest,
@@ -370,14 +371,6 @@ def planned(kube: FakeKube) -> dict[str, Any]:
     return model_status(ModelFacts.from_inputs(FACTS), read_cluster(request, kube.kubeconfig(), "maas-dev"))
 
 
-def without_nulls(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: without_nulls(item) for key, item in value.items() if item is not None}
-    if isinstance(value, list):
-        return [without_nulls(item) for item in value]
-    return value
-
-
 # ----------------------------------------------------------------------------------------------- the tests
 
 
@@ -435,17 +428,16 @@ def test_the_engine_sends_the_secret_inputs_plain_and_gets_them_back_under_the_s
 
 def test_check_and_diff_of_a_preview_read_no_cluster_and_a_changed_status_is_a_change(host, kube):
     """2c, 2g: Check and Diff only unpickle the provider; a changed status is a change; the same inputs against
-    their own outputs are no change, although the host drops every null of `facts`."""
+    their own outputs are no change."""
     status = planned(kube)
     known = [Model("granite-7b", status, facts=FACTS), Model("llama-3-8b", READY)]
     preview = [Model("granite-7b", {**status, "phase": "Pending"}, facts=FACTS), Model("llama-3-8b", READY)]
     news = inputs(preview, connection(kube))
-    assert None in as_dict(news)["targets"]["MaaSModelRef/llm/granite-7b"]["facts"].values()
     before = len(kube.requests)
 
     checked = check(host, "granite-7b", struct_pb2.Struct(), news)
     assert list(checked.failures) == []
-    assert as_dict(checked.inputs) == without_nulls(as_dict(news))  # the sentinel comes back as sent
+    assert as_dict(checked.inputs) == as_dict(news)  # the sentinel comes back as sent
 
     created = create(host, "granite-7b", inputs(known, connection(kube)))
     after_create = len(kube.requests)
@@ -480,9 +472,9 @@ def test_create_writes_each_status_and_judges_the_one_with_facts_in_the_host(hos
 
     outs = as_dict(created.properties)
     assert set(outs) == {"connection", "targets", PROVIDER_KEY}
-    assert list(outs["targets"]) == ["MaaSModelRef/llm/granite-7b", "MaaSModelRef/llm/llama-3-8b"]
+    assert list(batch_targets(outs)) == ["MaaSModelRef/llm/granite-7b", "MaaSModelRef/llm/llama-3-8b"]
     for model, status in ((models[0], judged), (models[1], READY)):
-        record = outs["targets"][model.key]
+        record = batch_targets(outs)[model.key]
         assert record["digest"] == digest_of(status) and "status" not in record  # the inputs hold it
         assert "targetUid" not in record  # a replaced object replaces the batch instead (`replace_with`)
         transitions = recorded_transitions(record)
@@ -494,7 +486,7 @@ def test_create_writes_each_status_and_judges_the_one_with_facts_in_the_host(hos
             **status,
             "conditions": [{**c, "lastTransitionTime": None} for c in status["conditions"]],
         }
-    assert outs["targets"][models[0].key]["facts"] == without_nulls(FACTS)
+    assert batch_targets(outs)[models[0].key]["facts"] == FACTS
 
 
 def test_update_gets_the_previous_outputs_and_writes_only_what_changed(host, kube):
@@ -502,7 +494,9 @@ def test_update_gets_the_previous_outputs_and_writes_only_what_changed(host, kub
     from the status last written (a dropped field set to null, an unchanged condition keeps its time)."""
     first = [Model("granite-7b", {"phase": "Ready", "conditions": []}), Model("llama-3-8b", READY)]
     created = create(host, "component", inputs(first, connection(kube)))
-    written_at = recorded_transitions(as_dict(created.properties)["targets"]["MaaSModelRef/llm/llama-3-8b"])["Ready"]
+    written_at = recorded_transitions(batch_targets(as_dict(created.properties))["MaaSModelRef/llm/llama-3-8b"])[
+        "Ready"
+    ]
     kube.requests.clear()
     second = [
         first[0],
@@ -520,8 +514,10 @@ def test_update_gets_the_previous_outputs_and_writes_only_what_changed(host, kub
     assert stored(kube, "llama-3-8b") == {"phase": "Ready", "conditions": [condition]}
     outs = as_dict(updated.properties)
     assert outs[PROVIDER_KEY] == PROVIDER and outs["connection"] == connection(kube)
-    assert outs["targets"]["MaaSModelRef/llm/granite-7b"] == as_dict(created.properties)["targets"][first[0].key]
-    assert outs["targets"]["MaaSModelRef/llm/llama-3-8b"]["digest"] == digest_of(second[1].status)
+    assert (
+        batch_targets(outs)["MaaSModelRef/llm/granite-7b"] == batch_targets(as_dict(created.properties))[first[0].key]
+    )
+    assert batch_targets(outs)["MaaSModelRef/llm/llama-3-8b"]["digest"] == digest_of(second[1].status)
     assert diff(host, "component", news, updated.properties, news).changes == provider_pb2.DiffResponse.DIFF_NONE
 
 
@@ -539,7 +535,7 @@ def test_read_shows_drift_drops_gone_objects_and_returns_an_empty_id_once_all_ar
     kube.objects.remove(next(o for o in kube.objects if o["metadata"]["name"] == "llama-3-8b"))
     drifted = read(host, "component", state, old_inputs)
     assert drifted.id == "statuses"
-    targets = as_dict(drifted.properties)["targets"]
+    targets = batch_targets(as_dict(drifted.properties))
     assert list(targets) == ["MaaSModelRef/llm/granite-7b"]
     assert targets["MaaSModelRef/llm/granite-7b"]["digest"] == digest_of({"phase": "Failed"})
     assert diff(host, "component", old_inputs, drifted.properties, old_inputs).changes == (
@@ -624,7 +620,7 @@ def test_a_concurrent_batch_lands_every_write_four_calls_at_a_time(host, kube):
     assert sorted(r.path for r in patches(kube)) == sorted(status_path(name) for name in names)
     for name, answer in zip(names, answers, strict=True):
         assert stored(kube, name) == {"phase": name}
-        [record] = as_dict(answer.properties)["targets"].values()
+        [record] = batch_targets(as_dict(answer.properties)).values()
         assert (answer.id, record["name"], record["digest"]) == ("statuses", name, digest_of({"phase": name}))
 
 

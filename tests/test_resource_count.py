@@ -15,6 +15,7 @@ import pulumi
 import pytest
 from pulumi.dynamic.dynamic import serialize_provider as pickle
 
+from maas.deploy.status_writer import batch_targets
 from maas.plan.desired import object_identity
 from maas.tools.render import STATUS_TYPE, RecordingMonitor, render
 
@@ -73,7 +74,7 @@ def test_each_status_is_written_once_by_a_resource_of_its_tenant(dev_rendering):
     for writer in (r for r in dev_rendering.registrations if r.type == STATUS_TYPE):
         component = by_urn[writer.parent]
         assert component.type == "maas:index:Tenant" and writer.name == f"statuses/{component.name}"
-        for key, target in writer.inputs["targets"].items():
+        for key, target in batch_targets(writer.inputs).items():
             targets[key] += 1
             assert key == f"{target['kind']}/{target['namespace']}/{target['name']}"
     assert targets == Counter(f"{d.kind}/{d.namespace}/{d.name}" for d in writes)
@@ -87,7 +88,7 @@ def test_a_batch_waits_for_everything_each_of_its_statuses_describes(dev_renderi
     }
     writes = {d.identity: d for d in dev_rendering.plan.objects() if d.subresource == "status"}
     tenant = next(r for r in dev_rendering.registrations if r.name == "statuses/models-as-a-service")
-    for key in tenant.inputs["targets"]:
+    for key in batch_targets(tenant.inputs):
         kind, namespace, name = key.split("/")
         write = writes[object_identity(kind, namespace, name) + "/status"]
         assert write.depends_on and {urns[i] for i in write.depends_on} <= set(tenant.dependencies), key

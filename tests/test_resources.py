@@ -10,7 +10,7 @@ import pytest
 
 from maas import crdschema
 from maas.config import ConfigError, load_config
-from maas.deploy.status_writer import stamp_conditions
+from maas.deploy.status_writer import batch_targets, stamp_conditions
 from maas.observe import Observed
 from maas.plan.models.resources import maas_auth_policy, maas_subscription, publish, subscription_status
 from maas.tools.render import STATUS_TYPE, render
@@ -230,7 +230,7 @@ def test_auth_policy_status_phase(dev_rendering):
 def test_status_writes_depend_on_their_object_and_policies(dev_rendering):
     urns = {r.name: r.urn for r in dev_rendering.registrations}
     status = next(r for r in dev_rendering.registrations if r.name == "statuses/models-as-a-service")
-    assert status.type == STATUS_TYPE and "MaaSModelRef/llm/granite-7b" in status.inputs["targets"]
+    assert status.type == STATUS_TYPE and "MaaSModelRef/llm/granite-7b" in batch_targets(status.inputs)
     expected = {
         "llm/granite-7b",
         "llm/maas-trlp-granite-7b",
@@ -254,8 +254,8 @@ def test_status_writes_live_under_their_tenant_with_the_models_it_serves(dev_ren
         "MaaSAuthPolicy/models-as-a-service/premium-access",
         "MaasTenantConfig/models-as-a-service/default-tenant",
         "MaaSModelRef/llm/granite-7b",
-    } <= set(tenant.inputs["targets"])
-    assert "MaaSModelRef/redteam-models/qwen-coder" in writers["statuses/redteam"].inputs["targets"]
+    } <= set(batch_targets(tenant.inputs))
+    assert "MaaSModelRef/redteam-models/qwen-coder" in batch_targets(writers["statuses/redteam"].inputs)
     names = {
         r.urn: (r.inputs["kind"], r.inputs["metadata"]["name"])
         for r in dev_rendering.registrations

@@ -18,6 +18,7 @@ from maas.deploy.status_writer import (
     StatusBatchProvider,
     StatusProvider,
     StatusWriteError,
+    batch_targets,
     decode_status,
     encode_status,
 )
@@ -89,12 +90,12 @@ def props(kube: FakeKube, status: dict | None = None, connection_: dict | None =
 def batch(kube: FakeKube, *targets: dict, connection_: dict | None = None) -> dict:
     return {
         "connection": connection(kube) if connection_ is None else connection_,
-        "targets": {status_provider.target_key(t): t for t in targets},
+        "targets": status_provider.encode_json({status_provider.target_key(t): t for t in targets}),
     }
 
 
 def recorded(outs: dict, key: str = KEY) -> dict:
-    return outs["targets"][key]
+    return batch_targets(outs)[key]
 
 
 def digest_of(status: dict) -> str:
@@ -272,7 +273,7 @@ def test_one_connection_writes_every_target_of_the_resource(kube, monkeypatch):
     monkeypatch.setattr(status_provider, "connect", lambda *a: connects.append(a) or real(*a))
     result = StatusBatchProvider().create(batch(kube, target(), target({"phase": "Pending"}, name="llama-3-8b")))
     assert sorted(r.path for r in patches(kube)) == [PATH, LLAMA_PATH] and len(connects) == 1
-    assert list(result.outs["targets"]) == [KEY, LLAMA]
+    assert list(batch_targets(result.outs)) == [KEY, LLAMA]
     assert stored_status(kube, "llama-3-8b") == {"phase": "Pending"}
 
 
@@ -325,7 +326,27 @@ def test_removing_a_target_sends_nothing_and_drops_it_as_deleting_its_writer_did
     news = props(kube)
     assert provider.diff("id", both.outs, news).changes is True
     updated = provider.update("id", both.outs, news)
-    assert len(kube.requests) == requests and list(updated.outs["targets"]) == [KEY]
+    assert len(kube.requests) == requests and list(batch_targets(updated.outs)) == [KEY]
+
+
+def test_a_batch_recorded_as_a_mapping_before_the_targets_became_one_string_is_no_change(kube):
+    """States written before 2026-12 hold a batch's targets as a mapping, in the inputs and the outputs: the same
+    targets as one JSON string are no change (the engine then keeps the new inputs, a `same` step), and an update
+    or a refresh of such a state reads the mapping and records one string."""
+    kube.objects.append(model_ref("llama-3-8b"))
+    provider = StatusBatchProvider()
+    news = batch(kube, target(), target(name="llama-3-8b"))
+    created = provider.create(news)
+    old = {**created.outs, "targets": batch_targets(created.outs)}
+    assert isinstance(news["targets"], str) and isinstance(old["targets"], dict)
+    assert provider.diff("id", old, news).changes is False
+    requests = len(kube.requests)
+    updated = provider.update("id", old, batch(kube, target(), target({"phase": "Pending"}, name="llama-3-8b")))
+    assert [r.path for r in patches(kube)[-1:]] == [LLAMA_PATH] and len(patches(kube)) == 3
+    assert isinstance(updated.outs["targets"], str) and batch_targets(updated.outs)[KEY] == old["targets"][KEY]
+    refreshed = provider.read("statuses", old)
+    assert isinstance(refreshed.outs["targets"], str) and batch_targets(refreshed.outs)[KEY] == old["targets"][KEY]
+    assert len(kube.requests) > requests
 
 
 # ---------------------------------------------------------------------------------------- judged at write time
@@ -437,7 +458,7 @@ def test_read_drops_a_target_whose_object_is_gone_and_ends_the_resource_with_non
     created = provider.create(batch(kube, target(), target(name="llama-3-8b")))
     kube.objects.remove(next(o for o in kube.objects if o["metadata"]["name"] == "llama-3-8b"))
     one_left = provider.read(created.id, created.outs)
-    assert (one_left.id, list(one_left.outs["targets"])) == ("statuses", [KEY])
+    assert (one_left.id, list(batch_targets(one_left.outs))) == ("statuses", [KEY])
     kube.objects.remove(next(o for o in kube.objects if o["kind"] == "MaaSModelRef"))
     gone = provider.read(created.id, one_left.outs)
     assert (gone.id, gone.outs) == ("", {})
@@ -480,7 +501,7 @@ def test_the_program_gives_the_writer_facts_unless_observe_is_off(dev_raw):
     def granite_target(raw: dict) -> dict:
         registrations = render(raw).registrations
         writer = next(r for r in registrations if r.type == STATUS_TYPE and r.name == "statuses/models-as-a-service")
-        return writer.inputs["targets"]["MaaSModelRef/llm/granite-7b"]
+        return batch_targets(writer.inputs)["MaaSModelRef/llm/granite-7b"]
 
     assert granite_target(dev_raw)["facts"]["route_name"] == "granite-7b-instruct-kserve-route"
     dev_raw["platform"]["observe"] = False

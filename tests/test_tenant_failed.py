@@ -19,7 +19,15 @@ import pytest
 from maas import naming
 from maas.config import ConfigError, ConfigIssue, load_config, raw_from_stack_file
 from maas.deploy import program, status_batches
-from maas.deploy.status_writer import StatusBatchProvider, decode_status, encode_status, status_digest, target_key
+from maas.deploy.status_writer import (
+    StatusBatchProvider,
+    batch_targets,
+    decode_status,
+    encode_json,
+    encode_status,
+    status_digest,
+    target_key,
+)
 from maas.plan.build import build_plan
 from maas.plan.checks.preflight import concerned_tenants, preflight
 from maas.plan.desired import k8s_object
@@ -99,7 +107,7 @@ def with_refused_redteam_gateway():
 
 
 def target_status(run: Run, tenant: str, key: str) -> dict:
-    return decode_status(run.writer(tenant).inputs["targets"][key]["status"])
+    return decode_status(batch_targets(run.writer(tenant).inputs)[key]["status"])
 
 
 def kinds(status: dict) -> dict[str, tuple[str, str]]:
@@ -163,7 +171,7 @@ def test_seed_000_a_failed_preflight_publishes_failed_at_pulumi_up_and_registers
     status = target_status(update, "models-as-a-service", DEFAULT_TENANT)
     assert status["phase"] == "Failed"
     assert kinds(status)["MaaSPrerequisitesAvailable"] == ("False", "PrerequisitesMissing")
-    facts = writer.inputs["targets"][DEFAULT_TENANT]["facts"]
+    facts = batch_targets(writer.inputs)[DEFAULT_TENANT]["facts"]
     assert (facts["gateway_namespace"], facts["gateway_name"]) == ("openshift-ingress", "maas-default-gateway")
 
 
@@ -181,7 +189,7 @@ def test_the_preview_of_that_update_registers_what_a_full_run_does_so_it_shows_n
     assert SECRET_ISSUE in preview.warnings[0]
     assert preview.writer("redteam").inputs["writeOnly"] == [REDTEAM_TENANT]
     tenant = preview.writer("models-as-a-service").inputs
-    assert "MaaSModelRef/llm/granite-7b" in tenant["targets"] and tenant["writeOnly"] == [DEFAULT_TENANT]
+    assert "MaaSModelRef/llm/granite-7b" in batch_targets(tenant) and tenant["writeOnly"] == [DEFAULT_TENANT]
     assert "writeOnly" not in full.writer("redteam").inputs
 
 
@@ -196,7 +204,7 @@ def test_a_tenant_whose_statuses_split_registers_every_batch_in_that_preview_and
     batches = [r for r in preview.registrations if r.type == STATUS_TYPE and "/models-as-a-service/" in r.name]
     assert len(batches) > 1
     assert sorted(tuple(r.inputs["writeOnly"]) for r in batches) == [()] * (len(batches) - 1) + [(DEFAULT_TENANT,)]
-    held = [r for r in batches if DEFAULT_TENANT in r.inputs["targets"]]
+    held = [r for r in batches if DEFAULT_TENANT in batch_targets(r.inputs)]
     assert [r.inputs["writeOnly"] for r in held] == [[DEFAULT_TENANT]]
 
 
@@ -307,7 +315,7 @@ def kube() -> Iterator[FakeKube]:
 def inputs(kube: FakeKube, *targets: dict, write_only: list[str] | None = None) -> dict:
     props = {
         "connection": {"kubeconfig": kube.kubeconfig(), "context": "maas-dev"},
-        "targets": {target_key(t): t for t in targets},
+        "targets": encode_json({target_key(t): t for t in targets}),
     }
     return props if write_only is None else {**props, "writeOnly": write_only}
 
@@ -335,10 +343,10 @@ def test_write_only_writes_the_tenant_status_alone_and_every_other_target_keeps_
     assert provider.diff("id", created.outs, stopped).changes is True
     updated = provider.update("id", created.outs, stopped)
     assert patched(kube)[before:] == ["maastenantconfigs/default-tenant"]
-    assert updated.outs["targets"][SUBSCRIPTION] == created.outs["targets"][SUBSCRIPTION]
+    assert batch_targets(updated.outs)[SUBSCRIPTION] == batch_targets(created.outs)[SUBSCRIPTION]
     written = next(o for o in kube.objects if o["kind"] == "MaasTenantConfig")["status"]
     assert written["phase"] == "Failed"
-    assert updated.outs["targets"][DEFAULT_TENANT]["digest"] == status_digest(encode_status(unstamped(written)))
+    assert batch_targets(updated.outs)[DEFAULT_TENANT]["digest"] == status_digest(encode_status(unstamped(written)))
     assert "writeOnly" not in updated.outs
     # the next full update compares every target with what the cluster really holds
     full = inputs(kube, target(tenant_config(), "Active"), target(subscription(), "Active"))
@@ -364,7 +372,7 @@ def test_write_only_never_writes_a_target_no_earlier_up_recorded(kube):
     first full update writes every status."""
     provider = StatusBatchProvider()
     created = provider.create(inputs(kube, target(tenant_config(), "Failed"), write_only=[DEFAULT_TENANT]))
-    assert kube.requests == [] and created.outs["targets"] == {}
+    assert kube.requests == [] and batch_targets(created.outs) == {}
     full = inputs(kube, target(tenant_config(), "Active"))
     assert provider.diff("id", created.outs, full).changes is True
     provider.update("id", created.outs, full)
@@ -390,4 +398,4 @@ def test_the_writer_judges_the_tenant_gateway_again_just_before_it_writes():
         written = StatusBatchProvider().create(inputs(server, {**target(tenant_config(), "Active"), "facts": facts}))
     status = unstamped(next(o for o in server.objects if o["kind"] == "MaasTenantConfig")["status"])
     assert (status["phase"], kinds(status)["Ready"]) == ("Failed", ("False", "InvalidGateway"))
-    assert written.outs["targets"][DEFAULT_TENANT]["digest"] == status_digest(encode_status(status))
+    assert batch_targets(written.outs)[DEFAULT_TENANT]["digest"] == status_digest(encode_status(status))

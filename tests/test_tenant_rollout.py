@@ -9,7 +9,14 @@ from collections.abc import Iterator
 import pytest
 
 from maas.deploy import status_writer
-from maas.deploy.status_writer import StatusBatchProvider, StatusWriteError, encode_status, target_key
+from maas.deploy.status_writer import (
+    StatusBatchProvider,
+    StatusWriteError,
+    batch_targets,
+    encode_json,
+    encode_status,
+    target_key,
+)
 from maas.observe import Observed
 from maas.plan.status.tenant import TenantFacts, tenant_status
 from maas.plan.status.writes import unstamped
@@ -130,7 +137,7 @@ def fast_polls(monkeypatch) -> None:
 def props(kube: FakeKube, *targets: dict) -> dict:
     return {
         "connection": {"kubeconfig": kube.kubeconfig(), "context": "maas-dev"},
-        "targets": {target_key(t): t for t in targets},
+        "targets": encode_json({target_key(t): t for t in targets}),
     }
 
 
@@ -162,7 +169,7 @@ def test_000_pending_is_written_while_maas_api_rolls_out_and_the_final_phase_aft
     outs = StatusBatchProvider().create(props(kube, tenant_target()))
     assert written_phases(kube) == [("Pending", "DeploymentsNotReady"), ("Active", "Reconciled")]
     last = [r for r in kube.requests if r.method == "PATCH"][-1].body["status"]
-    recorded = outs.outs["targets"][target_key(tenant_target())]["digest"]
+    recorded = batch_targets(outs.outs)[target_key(tenant_target())]["digest"]
     assert last["phase"] == "Active"
     assert recorded == status_writer.status_digest(status_writer.encode_status(unstamped(last)))
 

@@ -10,8 +10,9 @@ One resource writes a batch of one tenant's statuses (its MaasTenantConfig, subs
 MaaSModelRefs of the models it serves; `status_batches.py` bounds a batch and keeps its members stable), after
 everything those statuses describe: a registered resource costs the engine as much as a Kubernetes object, and a
 status write per object nearly doubled their number. Its inputs are `connection` and `targets`, one per object keyed
-`{Kind}/{namespace}/{name}`: the object's identity, the planned `status` and, when given, `facts`. So a preview diff
-names each status that changes, and the state keeps, per target, what `pulumi refresh` compares with. A target
+`{Kind}/{namespace}/{name}` (one canonical JSON string per batch, `batch_targets`): the object's identity, the
+planned `status` and, when given, `facts`. So a preview diff (the CLI decodes a JSON string) names each status that
+changes, and the state keeps, per target, what `pulumi refresh` compares with. A target
 object that Pulumi replaces (a new uid, an empty status) replaces its batch with it (`replace_with`), whose create
 writes every status of the batch again; the batch needs no uid per target, which cost the SDK an output per status.
 Every status is carried as one
@@ -384,10 +385,10 @@ class StatusBatchProvider(pulumi.dynamic.ResourceProvider):
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
         """No replacement ever: a target that moves is written as a new one, and nothing is ever deleted."""
-        old, new = olds.get("targets") or {}, news.get("targets") or {}
+        old, new = batch_targets(olds), batch_targets(news)
         moved = olds.get("connection") != news.get("connection")
         if news.get(WRITE_ONLY) is not None:
-            changed = bool(_write_only_todo(news, old, moved))
+            changed = bool(_write_only_todo(news[WRITE_ONLY], new, old, moved))
         else:
             changed = moved or old.keys() != new.keys() or any(target_changed(old[key], new[key]) for key in new)
         return pulumi.dynamic.DiffResult(changes=changed, replaces=[], delete_before_replace=False)
@@ -396,13 +397,12 @@ class StatusBatchProvider(pulumi.dynamic.ResourceProvider):
         return pulumi.dynamic.UpdateResult(_write(news, olds))
 
     def read(self, id_: str, props: dict[str, Any]) -> pulumi.dynamic.ReadResult:
-        targets = props.get("targets") or {}
         with Session(props.get("connection") or {}) as api:
-            found = each_target(targets, lambda target: _read(api, target))
+            found = each_target(batch_targets(props), lambda target: _read(api, target))
         live = {key: target for key, target in found.items() if target is not None}
         if not live:
             return pulumi.dynamic.ReadResult("", {})
-        return pulumi.dynamic.ReadResult(id_, {**props, "targets": live})
+        return pulumi.dynamic.ReadResult(id_, {**props, "targets": encode_json(live)})
 
     def delete(self, _id: str, _props: dict[str, Any]) -> None:
         return None
@@ -429,33 +429,36 @@ def _write(news: dict[str, Any], olds: dict[str, Any]) -> dict[str, Any]:
 def _write_only(news: dict[str, Any], olds: dict[str, Any]) -> dict[str, Any]:
     """Write the `writeOnly` targets that a previous write recorded and that changed; the outputs: every record of
     `olds` (and its connection), those targets with what this write recorded, and no `writeOnly`."""
-    recorded = olds.get("targets") or {}
+    recorded = batch_targets(olds)
     connection = news.get("connection") or {}
-    todo = _write_only_todo(news, recorded, olds.get("connection") != news.get("connection"))
+    moved = olds.get("connection") != news.get("connection")
+    todo = _write_only_todo(news[WRITE_ONLY], batch_targets(news), recorded, moved)
     with Session(connection) as api:
         written = _write_batch(api, todo, recorded, connection)
     kept = {key: value for key, value in news.items() if key != WRITE_ONLY}
-    return {**kept, "connection": olds.get("connection", connection), "targets": {**recorded, **written}}
+    targets = encode_json({**recorded, **written})
+    return {**kept, "connection": olds.get("connection", connection), "targets": targets}
 
 
-def _write_only_todo(news: Mapping[str, Any], recorded: Mapping[str, Any], moved: bool) -> dict[str, Any]:
+def _write_only_todo(
+    only: list[str], targets: Mapping[str, Any], recorded: Mapping[str, Any], moved: bool
+) -> dict[str, Any]:
     """The `writeOnly` targets to write: recorded before, and changed (or the connection did)."""
-    targets = news.get("targets") or {}
-    only = [key for key in news[WRITE_ONLY] if key in targets and key in recorded]
-    return {key: targets[key] for key in only if moved or target_changed(recorded[key], targets[key])}
+    keys = [key for key in only if key in targets and key in recorded]
+    return {key: targets[key] for key in keys if moved or target_changed(recorded[key], targets[key])}
 
 
 def _write_changed(news: dict[str, Any], olds: dict[str, Any]) -> dict[str, Any]:
     """Write the targets that are new or changed (all of them through a new connection); the outputs: the inputs,
     each target with what its write recorded, or with the record of `olds` when it was not written again."""
     connection = news.get("connection") or {}
-    recorded = olds.get("targets") or {}
+    recorded, planned = batch_targets(olds), batch_targets(news)
     moved = olds.get("connection") != news.get("connection")
-    todo = {key: t for key, t in news["targets"].items() if moved or target_changed(recorded.get(key), t)}
+    todo = {key: t for key, t in planned.items() if moved or target_changed(recorded.get(key), t)}
     with Session(connection) as api:
         written = _write_batch(api, todo, recorded, connection)
-    targets = {key: written[key] if key in written else recorded[key] for key in sorted(news["targets"])}
-    return {**news, "targets": targets}
+    targets = {key: written[key] if key in written else recorded[key] for key in planned}
+    return {**news, "targets": encode_json(targets)}
 
 
 def _previous(recorded: Mapping[str, Any], target: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -564,11 +567,11 @@ def status_target(body: dict[str, Any], resource: str, facts: Mapping[str, Any] 
 def status_inputs(
     targets: list[dict[str, Any]], connection: Mapping[str, str], write_only: list[str] | None = None
 ) -> dict[str, Any]:
-    """The inputs of one status write resource: the connection (secret), the targets by key and, when given, the
-    keys of the only targets to write (`writeOnly`)."""
+    """The inputs of one status write resource: the connection (secret), the targets by key (one JSON string, see
+    `batch_targets`) and, when given, the keys of the only targets to write (`writeOnly`)."""
     inputs: dict[str, Any] = {
         "connection": pulumi.Output.secret(dict(connection)),
-        "targets": {target_key(target): target for target in targets},
+        "targets": encode_json({target_key(target): target for target in targets}),
     }
     return inputs if write_only is None else {**inputs, WRITE_ONLY: sorted(write_only)}
 
@@ -583,9 +586,22 @@ def rendered_status(target: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def batch_targets(props: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """A batch's targets by key, from its inputs or outputs. They are one canonical JSON string: the SDK serializes
+    a nested value leaf by leaf, 1.7 s for the 10,000 targets of the benchmark against 0.1 s for one string per
+    batch, and the CLI still diffs a JSON string field by field. States written before hold a mapping."""
+    targets = props.get("targets") or {}
+    return json.loads(targets) if isinstance(targets, str) else dict(targets)
+
+
 def encode_status(status: Mapping[str, Any]) -> str:
     """A status as its targets carry it: JSON, keys sorted (equal statuses, equal strings), no spaces."""
-    return json.dumps(status, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return encode_json(status)
+
+
+def encode_json(value: Any) -> str:
+    """Canonical JSON: keys sorted (equal values, equal strings), no spaces."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def decode_status(encoded: str) -> dict[str, Any]:

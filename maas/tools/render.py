@@ -17,7 +17,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.sync_await import _sync_await
 
-from ..deploy.status_writer import rendered_status
+from ..deploy.status_writer import batch_targets, rendered_status
 from ..observe import Observed
 from ..plan.desired import Plan
 
@@ -65,7 +65,7 @@ class Rendering:
     def statuses(self) -> list[dict[str, Any]]:
         """Every status write (kind `{Kind}Status`, see `status_writer.rendered_status`), one per object although
         one resource writes those of a whole component, in a stable order."""
-        writes = [r.inputs["targets"].values() for r in self.registrations if r.type == STATUS_TYPE]
+        writes = [batch_targets(r.inputs).values() for r in self.registrations if r.type == STATUS_TYPE]
         return sorted((canonical(rendered_status(t)) for targets in writes for t in targets), key=object_sort_key)
 
 

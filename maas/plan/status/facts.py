@@ -11,7 +11,11 @@ from typing import Any, Self
 @dataclass(frozen=True)
 class Facts:
     def to_inputs(self) -> dict[str, Any]:
-        return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
+        """Lists for tuples, and no field left at its default of None (`from_inputs` restores it): the engine
+        dropped the nulls of a nested input, so the records of states written before hold none, and the same facts
+        compare equal."""
+        fields = asdict(self).items()
+        return {key: list(value) if isinstance(value, tuple) else value for key, value in fields if value is not None}
 
     @classmethod
     def from_inputs(cls, inputs: Mapping[str, Any]) -> Self:
