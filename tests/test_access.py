@@ -474,5 +474,54 @@ def test_a_subscription_whose_owners_no_policy_admits_is_a_warning():
     ]
 
 
+def test_a_subscription_refused_on_several_models_is_one_warning_naming_them():
+    raw = {
+        "models": [model(n) for n in "abcdefg"],
+        "authPolicies": [auth_policy("p", ["a"], groups=["team"])],
+        "subscriptions": [
+            {
+                "name": "s",
+                "owner": {"groups": [{"name": "team"}]},
+                "modelRefs": [{"name": n, "namespace": "llm", "unlimited": True} for n in "gfedcba"],
+            }
+        ],
+    }
+    assert plan_access(raw).warnings == [
+        "subscription models-as-a-service/s: no maas:authPolicies entry admits its owners to models llm/b, llm/c, "
+        "llm/d, llm/e, llm/f and 1 more, so its callers get 403 there; grant them access or drop the model "
+        "references"
+    ]
+
+
+def unusable_stack(subscriptions: int) -> dict:
+    """`subscriptions` subscriptions to models a and b, and no auth policy at all."""
+    refs = [{"name": n, "namespace": "llm", "unlimited": True} for n in "ab"]
+    return {
+        "models": [model("a"), model("b")],
+        "subscriptions": [
+            {"name": f"s{i:03d}", "owner": {"groups": [{"name": f"team-{i}"}]}, "modelRefs": refs}
+            for i in reversed(range(subscriptions))
+        ],
+    }
+
+
+def test_past_twenty_unusable_subscriptions_the_rest_are_counted_in_one_line():
+    warnings = plan_access(unusable_stack(250)).warnings
+    assert len(warnings) == access.UNUSABLE_LISTED + 1
+    assert [w.split(":")[0] for w in warnings[:3]] == [f"subscription models-as-a-service/s00{i}" for i in range(3)]
+    assert warnings[-1] == (
+        "230 more subscriptions (models-as-a-service/s020, models-as-a-service/s021, models-as-a-service/s022, "
+        "models-as-a-service/s023, models-as-a-service/s024 and 225 more) name models no maas:authPolicies entry "
+        "admits their owners to (460 model references), so their callers get 403 there; `python -m maas explain "
+        "subscription NAME` shows one subscription's access per model"
+    )
+
+
+def test_one_unusable_subscription_past_twenty_is_listed_rather_than_counted():
+    warnings = plan_access(unusable_stack(access.UNUSABLE_LISTED + 1)).warnings
+    assert len(warnings) == access.UNUSABLE_LISTED + 1
+    assert all(w.startswith("subscription models-as-a-service/s") for w in warnings)
+
+
 def test_dev_stack_subscriptions_are_all_usable(dev_config):
     assert [w for w in access.plan_model_access(dev_config).warnings if "get 403" in w] == []

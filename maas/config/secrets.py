@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..listing import listed
 from .errors import ConfigError, escaped
 from .stackfile import NAMESPACE, SECRET_PLACEHOLDER, raw_from_stack_file
 
@@ -101,7 +102,7 @@ class Secrets:
 
 def identity_warning(names: list[str]) -> str:
     """One warning for the objects whose name or namespace is a secret value."""
-    shown = ", ".join(escaped(name) for name in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    shown = listed([escaped(name) for name in names], 5)
     return (
         f"a secret configuration value names {len(names)} object(s) ({shown}): names are part of Pulumi URNs and of "
         "Kubernetes object keys, so they are never secret; keep secrets out of names"

@@ -26,6 +26,7 @@ from typing import Any, NoReturn
 
 import yaml
 
+from ..listing import listed
 from .errors import ConfigError, ConfigIssue, escaped, quoted
 
 NAMESPACE = "maas"  # the Pulumi project name (Pulumi.yaml), hence the namespace of its configuration keys
@@ -148,9 +149,7 @@ def no_keys_warning(where: str, why: str) -> str:
 
 
 def _listed(config: dict[str, Any]) -> str:
-    keys = sorted(config)
-    shown = ", ".join(quoted(key) for key in keys[:3])
-    return shown + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+    return listed([quoted(key) for key in sorted(config)], 3)
 
 
 def _spelling(config: dict[str, Any], name: str) -> str:

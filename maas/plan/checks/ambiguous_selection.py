@@ -19,6 +19,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 from ...config import MaasConfig, SubscriptionConfig
+from ...listing import listed
 
 SHOWN = 5  # subjects or models named in one warning; the rest are counted
 
@@ -73,5 +74,4 @@ def _warning(subscriptions: Sequence[str], models: Sequence[str], subjects: Sequ
 
 
 def _listed(names: Sequence[str]) -> str:
-    shown = ", ".join(names[:SHOWN])
-    return shown if len(names) <= SHOWN else f"{shown} and {len(names) - SHOWN} more"
+    return listed(names, SHOWN)

@@ -11,6 +11,7 @@ operator wants no server-side apply, and one provider that ignores it would be a
 from __future__ import annotations
 
 from ...config import ConfigIssue, MaasConfig
+from ...listing import listed
 from ..desired import Plan
 
 PATH = "maas:platform.kubernetes.enableServerSideApply"
@@ -42,5 +43,4 @@ def provider_option_issues(config: MaasConfig, plan: Plan) -> list[ConfigIssue]:
 
 
 def _names(names: list[str]) -> str:
-    more = f" and {len(names) - SHOWN} more" if len(names) > SHOWN else ""
-    return ", ".join(names[:SHOWN]) + more
+    return listed(names, SHOWN)

@@ -20,6 +20,7 @@ from typing import Any
 from ... import naming
 from ...config import ConfigIssue, MaasConfig, TenantConfig
 from ...config.errors import escaped, quoted
+from ...listing import listed
 from ...observe import Observed
 from ...observe.policy_views import Limit, LiveAuthPolicy, LiveTokenRateLimitPolicy
 from ...observe.views import view_of
@@ -198,7 +199,7 @@ def _unobserved_warning(models: list[str], observed: Observed) -> list[str]:
     """Say when continuity was not checked at all, unless nothing was observed (the renderer says that once)."""
     if not models or not (observed.listed or observed.got or observed.objects):
         return []
-    shown = ", ".join(models[:SHOWN]) + (f" and {len(models) - SHOWN} more" if len(models) > SHOWN else "")
+    shown = listed(models, SHOWN)
     return [
         f"quota continuity not checked for {len(models)} model(s) ({shown}): their live TokenRateLimitPolicies "
         "were not observed, so a reset there would not be reported"
@@ -435,11 +436,10 @@ def reset_lines(resets: Sequence[Reset], accepted: Iterable[str]) -> list[str]:
 
 
 def _summary(resets: Sequence[Reset]) -> str:
-    shown = ", ".join(f"{r.subscription} on {r.model}" for r in resets[:SHOWN])
-    more = f" and {len(resets) - SHOWN} more" if len(resets) > SHOWN else ""
+    shown = listed([f"{r.subscription} on {r.model}" for r in resets], SHOWN)
     counters = "counter would" if len(resets) == 1 else "counters would"
     return (
-        f"{len(resets)} token-rate {counters} reset: {shown}{more}; their in-window usage starts again at zero. To "
+        f"{len(resets)} token-rate {counters} reset: {shown}; their in-window usage starts again at zero. To "
         f"accept a reset, add its subscription to {ACCEPT_KEY} (with maas:platform.quotaResets: error an "
         "unaccepted reset stops the update)"
     )

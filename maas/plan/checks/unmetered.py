@@ -38,6 +38,7 @@ from typing import Any
 from ... import naming
 from ...config import ConfigError, ConfigIssue, MaasConfig, ModelConfig, TenantConfig
 from ...config.stackfile import yaml_document
+from ...listing import listed
 from ...observe import Observed
 from ...observe.policy_views import Limit, LiveTokenRateLimitPolicy
 from ...observe.views import view_of
@@ -416,9 +417,7 @@ def finding_lines(findings: Sequence[Finding], accepted: Iterable[str]) -> list[
     if not findings:
         return []
     accepted = set(accepted)
-    shown = ", ".join(f.key for f in findings[:SHOWN]) + (
-        f" and {len(findings) - SHOWN} more" if len(findings) > SHOWN else ""
-    )
+    shown = listed([f.key for f in findings], SHOWN)
     summary = (
         f"{len(findings)} unmetered path famil{'y' if len(findings) == 1 else 'ies'}: {shown}; a token limit counts "
         f"their successful responses as zero. Accept one by adding its key to {ACCEPT_KEY}, or '*:family:reason' "
@@ -435,9 +434,7 @@ def finding_lines(findings: Sequence[Finding], accepted: Iterable[str]) -> list[
 def line(group: Sequence[Finding], accepted: bool) -> str:
     """One case, on one model or on several that share it."""
     first = group[0]
-    models = ", ".join(f.model for f in group[:SHOWN]) + (
-        f" and {len(group) - SHOWN} more" if len(group) > SHOWN else ""
-    )
+    models = listed([f.model for f in group], SHOWN)
     what = f"model {first.model}" if len(group) == 1 else f"models {models}"
     text = f"{UNMETERED_LINE}{what} {_family(first.family)}: {first.why}; fix: {first.fix}"
     if accepted:

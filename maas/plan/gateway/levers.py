@@ -32,6 +32,7 @@ from ... import naming
 from ...config import MaasConfig
 from ...config.schema import TokenRateLimit
 from ...config.types import WINDOW, WINDOW_SECONDS
+from ...listing import listed
 from ...observe.views import ParentRef
 from ..policies.identity import Identity
 from ..policies.ratelimit import Rate, RateLimitPlan, plan_rate_limits, rate_set, rates_of
@@ -94,8 +95,7 @@ def shrink_text(output: Mapping[str, Any]) -> str:
 
 
 def _named(items: Sequence[str]) -> str:
-    shown = ", ".join(items[:SHOWN_NAMES])
-    return shown + (f" and {len(items) - SHOWN_NAMES} more" if len(items) > SHOWN_NAMES else "")
+    return listed(items, SHOWN_NAMES)
 
 
 def _plural(count: int, word: str) -> str:

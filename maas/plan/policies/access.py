@@ -17,6 +17,7 @@ from typing import Any
 from ... import naming
 from ...config import MaasConfig, ModelConfig
 from ...config.schema import Oidc
+from ...listing import listed
 from ..desired import Desired, Plan
 from ..models.routing import route_policy
 from .gateway_auth import (
@@ -32,6 +33,8 @@ from .gateway_auth import (
 # else the TokenReview user). Unlike gateway_auth.CALLER_GROUPS/CALLER_USERNAME, which reproduce upstream
 # verbatim, every attribute is guarded: a caller that lacks them is denied, not an evaluation error.
 KEY_METADATA = "auth.metadata.apiKeyValidation"
+UNUSABLE_LISTED = 20  # subscriptions warned about one per line; the rest are counted in one line
+SHOWN = 5  # names a line lists before it counts the rest
 GUARDED_CALLER_GROUPS = (
     f"({HAS_KEY_METADATA} ? (has({KEY_METADATA}.groups) ? {KEY_METADATA}.groups : []) : "
     "(has(auth.identity.groups) ? auth.identity.groups : "
@@ -170,20 +173,41 @@ def plan_model_access(config: MaasConfig) -> AccessPlan:
 
 def _unusable_subscriptions(config: MaasConfig, grants: dict[str, Grant]) -> list[str]:
     """A subscription whose owners no auth policy admits to a model is dead weight there: its callers get 403.
-    Usually a forgotten `maas:authPolicies` entry, so say which."""
-    warnings = []
-    models = config.models_by_key
+    Usually a forgotten `maas:authPolicies` entry, so say which: one line per subscription, and past
+    UNUSABLE_LISTED of them one line that counts the rest (a stack without its auth policies would otherwise log a
+    line per subscription and model, 50,000 at the benchmark's scale)."""
+    unusable = []
     for subscription in sorted(config.subscriptions, key=lambda s: s.key):
         groups = [group.name for group in subscription.owner.groups]
         users = subscription.owner.users
-        for model in sorted(ref.key for ref in subscription.modelRefs):
-            grant = grants.get(model)
-            if model in models and not (grant is not None and _admits(grant, groups, users)):
-                warnings.append(
-                    f"subscription {subscription.key}: no maas:authPolicies entry admits its owners to model "
-                    f"{model}, so its callers get 403 there; grant them access or drop the model reference"
-                )
-    return warnings
+        refused = [
+            model
+            for model in sorted(ref.key for ref in subscription.modelRefs)
+            if model in config.models_by_key and not (model in grants and _admits(grants[model], groups, users))
+        ]
+        if refused:
+            unusable.append((subscription.key, refused))
+    if len(unusable) <= UNUSABLE_LISTED + 1:  # a count line for one more would not be shorter
+        return [_unusable_line(key, models) for key, models in unusable]
+    rest = unusable[UNUSABLE_LISTED:]
+    return [
+        *(_unusable_line(key, models) for key, models in unusable[:UNUSABLE_LISTED]),
+        (
+            f"{len(rest)} more subscriptions ({listed([key for key, _ in rest], SHOWN)}) name models no "
+            f"maas:authPolicies entry admits their owners to ({sum(len(models) for _, models in rest)} model "
+            "references), so their callers get 403 there; `python -m maas explain subscription NAME` shows one "
+            "subscription's access per model"
+        ),
+    ]
+
+
+def _unusable_line(key: str, models: list[str]) -> str:
+    what = f"model {models[0]}" if len(models) == 1 else f"models {listed(models, SHOWN)}"
+    references = "reference" if len(models) == 1 else "references"
+    return (
+        f"subscription {key}: no maas:authPolicies entry admits its owners to {what}, so its callers get 403 there; "
+        f"grant them access or drop the model {references}"
+    )
 
 
 def _admits(grant: Grant, groups: Iterable[str], users: Iterable[str]) -> bool:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from ... import naming
 from ...config import MaasConfig, SubscriptionConfig
+from ...listing import listed
 from ...observe import Observed
 from ...observe.views import LiveSubscription, view_of
 
@@ -89,7 +90,7 @@ def _override_warning(subscription: SubscriptionConfig, live: Identity) -> str:
 
 
 def _unobserved_warning(keys: list[str]) -> str:
-    shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+    shown = listed(keys, 5)
     return (
         f"rateLimitIdentity is not set for {len(keys)} subscription(s) ({shown}) and the cluster was not observed: "
         "they use short; any that exists live on legacy counters would start them afresh, so observe the cluster "

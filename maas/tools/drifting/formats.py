@@ -7,6 +7,7 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 
+from ...listing import listed
 from ..diffing.formats import _cell, _table
 from ..diffing.sides import Key
 from .report import NOT_LISTED, Drift
@@ -88,8 +89,7 @@ def _by_kind(entries: Sequence[tuple[Key, str]]) -> list[tuple[str, list[str]]]:
 
 
 def _names(names: list[str]) -> str:
-    shown = ", ".join(names[:NAMES_SHOWN])
-    return shown + (f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else "")
+    return listed(names, NAMES_SHOWN)
 
 
 def _number(count: int, noun: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...listing import listed
 from ...observe import Observed
 from ...observe.snapshot import thawed
 from ...plan.policies.access import SUBSCRIPTION_RULE
@@ -36,7 +37,7 @@ def policy_drift(rendering: Rendering, observed: Observed) -> list[str]:
             paths.remove(ADDED_RULE)
             gaining.append(f"{metadata['namespace']}/{metadata['name']}")
         if paths:
-            shown = ", ".join(paths[:SHOWN]) + (f" and {len(paths) - SHOWN} more" if len(paths) > SHOWN else "")
+            shown = listed(paths, SHOWN)
             lines.append(
                 f"{where}: the live policy differs from what the imported configuration renders ({shown}); the first "
                 "up overwrites it, so express the change in configuration or list the policy in maas:unmanaged"
