@@ -312,6 +312,36 @@ def test_entry_points_collect_the_youngest_generation_every_100000_allocations_a
     assert result.stderr.strip().splitlines()[-1] == "(100000, 50, 100)"
 
 
+@pytest.mark.parametrize("tuned", [True, False])
+def test_a_tuned_process_registers_with_the_plan_frozen_and_thaws_it_after_the_render(dev_raw, monkeypatch, tuned):
+    """`gc_tuning.freeze_plan`: once the plan is checked, collections while the SDK registers it skip its objects;
+    the render thaws them, so a second render (`diff`) starts with the first one collectable. A process whose entry
+    point did not tune the collector (tests, library callers) never freezes."""
+    import gc
+
+    from maas.deploy import program
+    from maas.gc_tuning import THRESHOLDS
+
+    frozen_while_deploying = []
+    deploy = program.deploy
+
+    def watched(*args, **kwargs):
+        frozen_while_deploying.append(gc.get_freeze_count())
+        return deploy(*args, **kwargs)
+
+    monkeypatch.setattr(program, "deploy", watched)
+    before = gc.get_threshold()
+    if tuned:
+        gc.set_threshold(*THRESHOLDS)
+    try:
+        render(dev_raw)
+    finally:
+        gc.set_threshold(*before)
+    assert len(frozen_while_deploying) == 1
+    assert (frozen_while_deploying[0] > 0) is tuned
+    assert gc.get_freeze_count() == 0
+
+
 def test_each_render_in_one_process_has_its_own_stack_urn_and_exports(dev_raw):
     """The SDK keeps a process's first root stack: a later render of another stack must not inherit its URN."""
     first = render({"platform": {"scope": "platform"}}, stack="org")

@@ -32,6 +32,7 @@ from ..config import KEYS, NAMESPACE, ConfigError, ConfigIssue, MaasConfig, load
 from ..config.kubernetes import RENDER, reader_connection
 from ..config.secrets import Secrets, identity_warning
 from ..config.stackfile import no_keys_warning
+from ..gc_tuning import freeze_plan
 from ..observe import ObservationError, Observed, read_cluster, what_to_observe
 from ..plan.build import build_plan
 from ..plan.checks.issues import plan_issues
@@ -80,6 +81,7 @@ def run(observed: Observed | None = None, publish_failed: bool = False) -> Plan:
         pulumi.log.info(note)
     issues = plan_issues(config, plan, observed)
     if not issues:
+        freeze_plan()  # what is left is registering it: no collection need traverse the plan again
         deploy(kept_secret(plan, from_pulumi()), config)
         return plan
     failed = publishable(config, plan, observed, issues) if publish_failed else {}

@@ -18,6 +18,7 @@ from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.sync_await import _sync_await
 
 from ..deploy.status_writer import batch_targets, rendered_status
+from ..gc_tuning import thaw
 from ..observe import Observed
 from ..plan.desired import Plan
 
@@ -200,7 +201,10 @@ def render(
     def program() -> None:
         rendering.plan = run(observed or Observed.nothing())
 
-    pulumi.runtime.test(program)()
+    try:
+        pulumi.runtime.test(program)()
+    finally:
+        thaw()  # the next render in this process (`diff` renders twice) starts with this one collectable
     rendering.stack_outputs = dict(stack_outputs)
     rendering.registrations = monitor.registrations
     rendering.component_outputs = monitor.outputs
