@@ -188,7 +188,7 @@ def median_row(runs: list[dict]) -> dict:
     return row | {"ratio_range": f"{min(ratios):.2f}-{max(ratios):.2f}"}
 
 
-def _positive(text: str) -> int:
+def positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number of rounds")
     return int(text)
@@ -198,7 +198,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="render and SDK-floor seconds as subscriptions grow")
     parser.add_argument("case", nargs="*", help="SUBSCRIPTIONS IDENTITY: one case and its floor, one JSON line")
     parser.add_argument(DEFAULT_GC, action="store_true", help="keep CPython's collector settings")
-    parser.add_argument("--rounds", type=_positive, default=ROUNDS, help="runs of each case in the table")
+    parser.add_argument("--rounds", type=positive, default=ROUNDS, help="runs of each case in the table")
     args = parser.parse_args()
     if args.case and len(args.case) != 2:
         parser.error("one case is SUBSCRIPTIONS IDENTITY, e.g. `1000 short`")

@@ -44,6 +44,7 @@ One case per process (the render's memory is its own). Usage:
     python bench/state_growth.py                              # 1,000 and 10,000 subscriptions, every table
     python bench/state_growth.py 1000 short                   # one case, one JSON line (every lever)
     python bench/state_growth.py 1000 short --lever status-last+status-digest   # one case, that lever only
+    python bench/state_growth.py 1000 short --lever none      # one case, as rendered only (the `base` lever)
 """
 
 from __future__ import annotations
@@ -441,6 +442,7 @@ LEVERS: dict[str, Callable[[list[dict[str, Any]]], list[dict[str, Any]]]] = {
     "subscriptions-digest": grouped(is_subscription, digest=True, name="subscriptions"),
     "objects-digest": grouped(is_object, digest=True, name="objects"),
 }
+NO_LEVER = "none"
 LEVER_CASES = (
     "status-last",
     "ascending",
@@ -687,8 +689,9 @@ def main() -> None:
     if len(args) >= 2:
         levers = LEVER_CASES
         if len(args) == 4 and args[2] == "--lever":
-            apply_lever(args[3], [])  # an unknown lever fails here, before the render
-            levers = (args[3],)
+            levers = () if args[3] == NO_LEVER else (args[3],)
+            for lever in levers:
+                apply_lever(lever, [])  # an unknown lever fails here, before the render
         print(json.dumps(one_case(int(args[0]), args[1], levers)))
         return
     rows = []

@@ -99,3 +99,44 @@ def test_plan_scale_runs_one_small_case():
     assert result.returncode == 0, result.stderr
     row = json.loads(result.stdout)
     assert (row["subscriptions"], row["models"]) == (40, 8) and row["objects"] > 40
+
+
+def test_the_scale_goals_hold_each_figure_to_its_target():
+    from bench.scale_goals import goals
+
+    render = {
+        "ratio": 1.31,
+        "render_cpu_seconds": 33.0,
+        "floor_cpu_seconds": 25.0,
+        "ratio_range": "1.28-1.35",
+        "resources_per_subscription": 1.088,
+    }
+    plan = {"plan_cpu_s": 0.9}  # 3.6 % of the floor
+    state = {
+        "largest_resource_bytes": 1_000_001,
+        "largest_resource": "statuses/t",
+        "backends": {"diy": {"bytes_p1": 99e9}},
+    }
+    scale = [{"us_per_subscription": 400}, {"us_per_subscription": 620}]
+    met = {goal.name: goal.met for goal in goals(render, plan, state, scale)}
+    assert met == {
+        "render CPU / SDK floor CPU": False,
+        "plan CPU / SDK floor CPU": True,
+        "resources per subscription": True,
+        "largest resource in the state": False,  # 1 MB is 10^6 bytes
+        "first up, DIY backend (compact JSON)": True,
+        "plan + check CPU per subscription, 100,000 / 10,000": False,  # 1.55
+    }
+
+
+def test_state_growth_without_levers_models_the_state_as_rendered():
+    result = subprocess.run(
+        [sys.executable, "bench/state_growth.py", "20", "short", "--lever", "none"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    row = json.loads(result.stdout)
+    assert list(row["levers"]) == ["base"] and row["levers"]["base"]["resources"] == row["resources"]
