@@ -37,3 +37,5 @@ bench: $(VENV)/.installed
 	@$(PY) bench/tenants.py
 	@$(PY) bench/simulator.py
 	@$(PY) bench/status_writes.py
+	@$(PY) bench/plan_scale.py
+	@$(PY) bench/scale_goals.py
