@@ -225,11 +225,15 @@ def _userid_resets(config: MaasConfig, observed: Observed, plan: Plan, warnings:
     `oidc.usernamePrefix`, `oidc.usernameClaim`), each OIDC caller's counters start again at zero. Which
     subscriptions OIDC callers use is unknown (their groups may match any owner), so every subscription with a
     live rated counter on the tenant's models is reported."""
+    live_policies = [
+        (tenant, observed.view(LiveAuthPolicy, *_gateway_policy(config, tenant))) for tenant in config.tenants
+    ]
+    if all(live is None for _, live in live_policies):
+        return []  # no live counter to rename (the plan's policies are not worth collecting)
     planned = {(o.namespace, o.name): o for o in plan.objects_of(AUTH_KIND)}
     resets: list[Reset] = []
-    for tenant in config.tenants:
-        where = _gateway_policy(config, tenant)
-        target, live = planned.get(where), observed.view(LiveAuthPolicy, *where)
+    for tenant, live in live_policies:
+        target = planned.get(_gateway_policy(config, tenant))
         if not _changed_by_pulumi(target) or live is None:
             continue
         reason = _userid_change(live, view_of(LiveAuthPolicy, target.body), tenant)
