@@ -35,6 +35,28 @@ def test_unsorted_repeated_or_unknown_dependencies_are_cleaned():
     assert objects[3].depends_on == ("ConfigMap:ns/a",)
 
 
+def test_objects_of_a_kind_leave_out_status_writes_and_keep_the_plan_order():
+    plan = Plan()
+    policy = Desired(k8s_object("kuadrant.io/v1", "AuthPolicy", "p", "ns"))
+    status = Desired(k8s_object("kuadrant.io/v1", "AuthPolicy", "p", "ns"), subresource="status")
+    plan.add("Model", "b", policy, status, _object("a"))
+    plan.add("Model", "a", _object("b"))
+    assert plan.objects_of("AuthPolicy") == [policy]
+    assert plan.objects_of("ConfigMap") == [o for o in plan.objects() if o.kind == "ConfigMap"]
+
+
+def test_replace_objects_changes_each_owners_objects_in_place_of_the_old():
+    plan = Plan()
+    plan.add("Model", "b", _object("a"), _object("b"))
+    plan.add("Model", "a", _object("c"))
+    plan.replace_objects(lambda obj: obj.annotated("seen", "true") if obj.name != "b" else obj)
+    assert [(o.name, o.body["metadata"].get("annotations")) for o in plan.objects()] == [
+        ("c", {"seen": "true"}),
+        ("a", {"seen": "true"}),
+        ("b", None),
+    ]
+
+
 def test_an_annotated_copy_keeps_every_other_field():
     """`annotated` builds its copy field by field (faster than `replace`): a field added later must be copied too."""
     original = Desired(
