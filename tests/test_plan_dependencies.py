@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
@@ -31,6 +33,48 @@ def test_unsorted_repeated_or_unknown_dependencies_are_cleaned():
     objects = plan.owner("Platform", "platform").objects
     assert objects[2].depends_on == ("ConfigMap:ns/a", "ConfigMap:ns/b")
     assert objects[3].depends_on == ("ConfigMap:ns/a",)
+
+
+def test_objects_of_a_kind_leave_out_status_writes_and_keep_the_plan_order():
+    plan = Plan()
+    policy = Desired(k8s_object("kuadrant.io/v1", "AuthPolicy", "p", "ns"))
+    status = Desired(k8s_object("kuadrant.io/v1", "AuthPolicy", "p", "ns"), subresource="status")
+    plan.add("Model", "b", policy, status, _object("a"))
+    plan.add("Model", "a", _object("b"))
+    assert plan.objects_of("AuthPolicy") == [policy]
+    assert plan.objects_of("ConfigMap") == [o for o in plan.objects() if o.kind == "ConfigMap"]
+
+
+def test_replace_objects_changes_each_owners_objects_in_place_of_the_old():
+    plan = Plan()
+    plan.add("Model", "b", _object("a"), _object("b"))
+    plan.add("Model", "a", _object("c"))
+    plan.replace_objects(lambda obj: obj.annotated("seen", "true") if obj.name != "b" else obj)
+    assert [(o.name, o.body["metadata"].get("annotations")) for o in plan.objects()] == [
+        ("c", {"seen": "true"}),
+        ("a", {"seen": "true"}),
+        ("b", None),
+    ]
+
+
+def test_an_annotated_copy_keeps_every_other_field():
+    """`annotated` builds its copy field by field (faster than `replace`): a field added later must be copied too."""
+    original = Desired(
+        k8s_object("v1", "ConfigMap", "a", "ns", annotations={"old": "1"}),
+        retain_on_delete=True,
+        ignore_changes=("data",),
+        depends_on=("Namespace:ns",),
+        subresource="status",
+        adopt=True,
+        status_facts={"fact": 1},
+        import_id="ns/a",
+    )
+    copy = original.annotated("new", "2")
+    assert copy.body["metadata"]["annotations"] == {"old": "1", "new": "2"}
+    assert original.body["metadata"]["annotations"] == {"old": "1"}
+    for field in fields(Desired)[1:]:  # every field but the body, each set to other than its default above
+        assert getattr(original, field.name) != field.default, field.name
+        assert getattr(copy, field.name) == getattr(original, field.name), field.name
 
 
 @pytest.mark.parametrize(

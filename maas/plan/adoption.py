@@ -33,8 +33,7 @@ def adopt_and_force(plan: Plan, controller_mode: str) -> None:
     """Both rules over the whole plan; objects Pulumi leaves alone (`Desired.is_unmanaged`) are not forced (their
     registered inputs are what the import read, so nothing is applied to them)."""
     coexist = controller_mode == "coexist"
-    for owner in plan.owners:
-        owner.objects = [_forced(_named(obj), coexist) for obj in owner.objects]
+    plan.replace_objects(lambda obj: _forced(_named(obj), coexist))
 
 
 def _named(obj: Desired) -> Desired:

@@ -6,8 +6,9 @@ Nothing here imports Pulumi.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from itertools import pairwise
 from typing import Any
 
@@ -88,10 +89,20 @@ class Desired:
         return replace(self, retain_on_delete=True, ignore_changes=tuple(sorted(self.body)))
 
     def annotated(self, key: str, value: str) -> Desired:
-        """The same object with one more annotation (the body is copied, never changed in place)."""
+        """The same object with one more annotation (the body is copied, never changed in place). Built field by
+        field: `dataclasses.replace` costs eight times as much, and readiness annotates every custom resource."""
         metadata = dict(self.body["metadata"])
         metadata["annotations"] = {**metadata.get("annotations", {}), key: value}
-        return replace(self, body={**self.body, "metadata": metadata})
+        return Desired(
+            body={**self.body, "metadata": metadata},
+            retain_on_delete=self.retain_on_delete,
+            ignore_changes=self.ignore_changes,
+            depends_on=self.depends_on,
+            subresource=self.subresource,
+            adopt=self.adopt,
+            status_facts=self.status_facts,
+            import_id=self.import_id,
+        )
 
 
 def object_identity(kind: str, namespace: str | None, name: str) -> str:
@@ -161,11 +172,21 @@ class Plan:
     def objects(self) -> list[Desired]:
         return [obj for owner in self.owners for obj in owner.objects]
 
+    def objects_of(self, kind: str) -> list[Desired]:
+        """The objects of `kind` in `objects()` order, status writes left out. Rules look for a few policies among
+        tens of thousands of objects: a status write is skipped before its body is read."""
+        return [obj for owner in self.owners for obj in owner.objects if not obj.subresource and obj.kind == kind]
+
+    def replace_objects(self, change: Callable[[Desired], Desired]) -> None:
+        """Each object replaced by `change(obj)` (the object itself where nothing changes), owner by owner in no
+        particular order: for a rule that judges each object alone, which needs no sorted walk."""
+        for owner in self.owners_by_key.values():
+            owner.objects = list(map(change, owner.objects))
+
     def resolve_dependencies(self) -> None:
         """Keep only dependencies on objects this plan registers, sorted (another concern may not produce one)."""
         known = {obj.identity for obj in self.objects()}
-        for owner in self.owners:
-            owner.objects = [_resolved(obj, known) for obj in owner.objects]
+        self.replace_objects(partial(_resolved, known=known))
 
 
 def _resolved(obj: Desired, known: set[str]) -> Desired:

@@ -17,6 +17,7 @@ preview names each one with the command that clears it (`controller_finalizer_wa
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 
 from .. import naming
 from ..config import MaasConfig
@@ -94,8 +95,7 @@ def is_custom_resource(api_version: str) -> bool:
 def set_readiness(plan: Plan, await_custom_resources: bool) -> None:
     """Every custom resource gets `waitFor` (awaited, `WAIT_FOR`) or `skipAwait`; built-in kinds are left to the
     provider's own await logic."""
-    for owner in plan.owners:
-        owner.objects = [_readiness(obj, await_custom_resources) for obj in owner.objects]
+    plan.replace_objects(partial(_readiness, await_custom_resources=await_custom_resources))
 
 
 def wait_for(kind: str, await_custom_resources: bool) -> str | None:
@@ -118,15 +118,21 @@ def controller_finalizer_warnings(config: MaasConfig, observed: Observed, plan: 
     removes it any more, so Pulumi's delete of it would wait out the provider's 10 minutes and fail."""
     if config.platform.controllerMode != "absent":
         return []
-    planned = {obj.identity for obj in plan.objects()}
-    warnings = []
+    carrying = []  # (ref, meta, finalizers) of each live object with a controller finalizer: usually none
     for ref in sorted(observed.objects, key=lambda r: r.sort_key):
         meta = observed.meta(ref.kind, ref.namespace, ref.name)
         finalizers = controller_finalizers(meta)
-        ours = meta is not None and meta.label(naming.MANAGED_BY) == naming.MANAGER
-        if finalizers and (ours or object_identity(ref.kind, ref.namespace, ref.name) in planned):
-            warnings.append(_finalizer_warning(ref.kind, ref.namespace, ref.name, finalizers))
-    return warnings
+        if finalizers:
+            carrying.append((ref, meta, finalizers))
+    if not carrying:
+        return []  # the plan's identities are not worth reading
+    planned = {obj.identity for obj in plan.objects()}
+    return [
+        _finalizer_warning(ref.kind, ref.namespace, ref.name, finalizers)
+        for ref, meta, finalizers in carrying
+        if meta.label(naming.MANAGED_BY) == naming.MANAGER
+        or object_identity(ref.kind, ref.namespace, ref.name) in planned
+    ]
 
 
 def controller_finalizers(meta: Meta | None) -> list[str]:

@@ -32,14 +32,15 @@ SERVER_POPULATED: Mapping[tuple[str, str], tuple[str, ...]] = {
 
 def ignore_server_populated_fields(plan: Plan) -> None:
     """On every registered object, the server-populated paths its body leaves to the cluster."""
-    for owner in plan.owners:
-        owner.objects = [with_server_fields_ignored(obj) for obj in owner.objects]
+    plan.replace_objects(with_server_fields_ignored)
 
 
 def with_server_fields_ignored(obj: Desired) -> Desired:
     """`obj` itself when nothing is to add (a status write, an ExternalName Service, a ConfigMap with content,
     paths an option already covers), so that an unchanged object stays the same instance."""
     paths = server_populated_paths(obj.body) if obj.subresource is None else ()
+    if not paths:  # nearly every object: said before anything else is built
+        return obj
     added = tuple(path for path in paths if not _covered(path, obj.ignore_changes))
     if not added:
         return obj

@@ -33,16 +33,7 @@ Identity = tuple[str, str | None, str]
 def apply_unmanaged(config: MaasConfig, observed: Observed, plan: Plan) -> None:
     wanted: set[Identity] = {(u.kind, u.namespace, u.name) for u in config.unmanaged}
     live = live_opt_outs(observed)
-    found = set()
-    for owner in plan.owners:
-        for index, obj in enumerate(owner.objects):
-            identity = (obj.kind, obj.namespace, obj.name)
-            if obj.subresource is None and identity in live and identity not in wanted:
-                plan.warnings.append(_live_opt_out_warning(identity))
-                wanted.add(identity)
-            if identity in wanted and obj.subresource is None:
-                owner.objects[index] = obj.unmanaged()
-                found.add(identity)
+    found = _leave_alone(plan, wanted, live) if wanted or live else set()  # usually nothing to look for
     for identity, ref in sorted(live.items()):
         if identity in found:
             continue
@@ -54,6 +45,22 @@ def apply_unmanaged(config: MaasConfig, observed: Observed, plan: Plan) -> None:
     for kind, namespace, name in sorted(wanted - found):
         plan.warnings.append(_orphan_warning(kind, namespace, name, "maas:unmanaged"))
     import_objects_left_alone(config, observed, plan)
+
+
+def _leave_alone(plan: Plan, wanted: set[Identity], live: dict[Identity, ObjectRef]) -> set[Identity]:
+    """Each planned object `wanted` or opted out live made unmanaged (a live opt-out is also warned about and
+    added to `wanted`); the identities found."""
+    found = set()
+    for owner in plan.owners:
+        for index, obj in enumerate(owner.objects):
+            identity = (obj.kind, obj.namespace, obj.name)
+            if obj.subresource is None and identity in live and identity not in wanted:
+                plan.warnings.append(_live_opt_out_warning(identity))
+                wanted.add(identity)
+            if identity in wanted and obj.subresource is None:
+                owner.objects[index] = obj.unmanaged()
+                found.add(identity)
+    return found
 
 
 def import_objects_left_alone(config: MaasConfig, observed: Observed, plan: Plan) -> None:

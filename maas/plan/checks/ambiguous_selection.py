@@ -50,7 +50,10 @@ def _owning_several(config: MaasConfig) -> list[tuple[SubscriptionConfig, list[S
     that owns one cannot meet `multiple_subscriptions`, so its references need not be looked at."""
     subjects = [(s, _subjects(s)) for s in config.subscriptions]
     owners = Counter((s.namespace, subject) for s, found in subjects for subject in set(found))
-    several = [(s, [subject for subject in found if owners[(s.namespace, subject)] > 1]) for s, found in subjects]
+    shared = {owner for owner, count in owners.items() if count > 1}
+    if not shared:  # no subject owns two subscriptions of a namespace (the usual case): nothing else to look at
+        return []
+    several = [(s, [subject for subject in found if (s.namespace, subject) in shared]) for s, found in subjects]
     return [(s, found) for s, found in several if found]
 
 

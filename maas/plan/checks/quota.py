@@ -122,7 +122,7 @@ class QuotaReport:
 
 def quota_report(config: MaasConfig, observed: Observed, plan: Plan) -> QuotaReport:
     """Every model's live policy against its planned one; a policy Pulumi leaves unchanged resets nothing."""
-    planned = {(obj.namespace, obj.name): obj for obj in plan.objects() if obj.kind == KIND and not obj.subresource}
+    planned = {(obj.namespace, obj.name): obj for obj in plan.objects_of(KIND)}
     ids: dict[str, dict[str, str]] | None = None  # computed once some live policy needs them
     resets: list[Reset] = []
     warnings: list[str] = []
@@ -225,11 +225,15 @@ def _userid_resets(config: MaasConfig, observed: Observed, plan: Plan, warnings:
     `oidc.usernamePrefix`, `oidc.usernameClaim`), each OIDC caller's counters start again at zero. Which
     subscriptions OIDC callers use is unknown (their groups may match any owner), so every subscription with a
     live rated counter on the tenant's models is reported."""
-    planned = {(o.namespace, o.name): o for o in plan.objects() if o.kind == AUTH_KIND and not o.subresource}
+    live_policies = [
+        (tenant, observed.view(LiveAuthPolicy, *_gateway_policy(config, tenant))) for tenant in config.tenants
+    ]
+    if all(live is None for _, live in live_policies):
+        return []  # no live counter to rename (the plan's policies are not worth collecting)
+    planned = {(o.namespace, o.name): o for o in plan.objects_of(AUTH_KIND)}
     resets: list[Reset] = []
-    for tenant in config.tenants:
-        where = _gateway_policy(config, tenant)
-        target, live = planned.get(where), observed.view(LiveAuthPolicy, *where)
+    for tenant, live in live_policies:
+        target = planned.get(_gateway_policy(config, tenant))
         if not _changed_by_pulumi(target) or live is None:
             continue
         reason = _userid_change(live, view_of(LiveAuthPolicy, target.body), tenant)
@@ -262,7 +266,7 @@ def _per_user_counters(
     config: MaasConfig, observed: Observed, plan: Plan, tenant: TenantConfig, reason: str, warnings: list[str]
 ) -> list[Reset]:
     """Each (subscription, model) of the tenant kept by the update whose live rated limit counts per user."""
-    planned = {(o.namespace, o.name): o for o in plan.objects() if o.kind == KIND and not o.subresource}
+    planned = {(o.namespace, o.name): o for o in plan.objects_of(KIND)}
     ids, seen, resets = _short_ids(config), [], []
     for model in sorted((m for m in config.models if m.tenant == tenant.name), key=lambda m: m.key):
         where = (model.route_namespace, naming.trlp_name(model.name))

@@ -277,7 +277,7 @@ def _stream_findings(model: ModelConfig, chain: Chain, families: Sequence[str]) 
 
 def _planned_policies(plan: Plan) -> dict[tuple[str, str], Any]:
     """The plan's TokenRateLimitPolicies by (namespace, name), read once: one pass, whatever the number of models."""
-    return {(o.namespace, o.name): o for o in plan.objects() if o.kind == KIND and not o.subresource}
+    return {(o.namespace, o.name): o for o in plan.objects_of(KIND)}
 
 
 def _observed_policies(config: MaasConfig, observed: Observed) -> dict[str, list[LiveTokenRateLimitPolicy]]:

@@ -12,11 +12,12 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from ... import naming
 from ...config import MaasConfig, ModelConfig
-from ...config.schema import Oidc
+from ...config.schema import Oidc, Subjects
 from ...listing import listed
 from ..desired import Desired, Plan
 from ..models.routing import route_policy
@@ -176,14 +177,13 @@ def _unusable_subscriptions(config: MaasConfig, grants: dict[str, Grant]) -> lis
     Usually a forgotten `maas:authPolicies` entry, so say which: one line per subscription, and past
     UNUSABLE_LISTED of them one line that counts the rest (a stack without its auth policies would otherwise log a
     line per subscription and model, 50,000 at the benchmark's scale)."""
-    unusable = []
-    for subscription in sorted(config.subscriptions, key=lambda s: s.key):
-        groups = [group.name for group in subscription.owner.groups]
-        users = subscription.owner.users
+    models, unusable = config.models_by_key, []
+    for subscription in sorted(config.subscriptions, key=attrgetter("key")):
+        owner = subscription.owner
         refused = [
             model
-            for model in sorted(ref.key for ref in subscription.modelRefs)
-            if model in config.models_by_key and not (model in grants and _admits(grants[model], groups, users))
+            for model in sorted([ref.key for ref in subscription.modelRefs])
+            if model in models and not (model in grants and _admits(grants[model], owner))
         ]
         if refused:
             unusable.append((subscription.key, refused))
@@ -210,9 +210,9 @@ def _unusable_line(key: str, models: list[str]) -> str:
     )
 
 
-def _admits(grant: Grant, groups: Iterable[str], users: Iterable[str]) -> bool:
+def _admits(grant: Grant, owner: Subjects) -> bool:
     """Looked up one owner at a time: a model may grant thousands of groups."""
-    return any(group in grant.groups for group in groups) or any(user in grant.users for user in users)
+    return any(group.name in grant.groups for group in owner.groups) or any(user in grant.users for user in owner.users)
 
 
 def add_access_control(config: MaasConfig, plan: Plan) -> None:
