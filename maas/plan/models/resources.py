@@ -9,7 +9,7 @@ describes. Conditions carry no `lastTransitionTime` here: the status writer stam
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -53,7 +53,7 @@ def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Ide
     governed = _governed_models(config)
     targets = _Targets.of(config)
     result = Publication()
-    phases, limits = {}, _limit_statuses(config)
+    phases: dict[str, str] = {}
     for model in sorted(config.models, key=lambda m: m.key):
         owner = ("Model", model.key)
         facts = model_facts(config, model, governed.get(model.key, set()))
@@ -66,9 +66,10 @@ def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Ide
             result.statuses[owner] = [status_write(body, status, dependencies, facts.to_inputs())]
         if status["endpoint"] == "" and status["phase"] == "Ready":
             result.warnings.append(_no_endpoint_warning(model))
+    references = _References(phases, _limit_statuses(config))
     for policy in sorted(config.authPolicies, key=lambda p: p.key):
         owner = ("AuthPolicy", policy.key)
-        body, status = maas_auth_policy(policy), auth_policy_status(policy, phases)
+        body, status = maas_auth_policy(policy), _auth_policy_status(policy, references)
         result.objects[owner] = [body]
         result.outputs[owner] = {"phase": status["phase"]}
         if with_status:
@@ -76,8 +77,8 @@ def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Ide
     for subscription in sorted(config.subscriptions, key=lambda s: s.key):
         owner = ("Subscription", subscription.key)
         identity, refs = identities[subscription.key], sorted(subscription.modelRefs, key=POSITION)
-        body = _subscription_body(subscription, refs, identity)
-        status = _subscription_status(limits, refs, phases, identity)
+        body = _subscription_body(subscription, refs, identity, references.entry)
+        status = _subscription_status(refs, references, identity)
         flow = flow_control(config, subscription, observed)  # issue 22: objectives under their models' owners
         if flow.statuses:
             status["flowControlStatuses"] = flow.statuses
@@ -117,16 +118,21 @@ def maas_subscription(subscription: SubscriptionConfig, identity: Identity) -> d
     """The mirror CRD has no `unlimited` and no `rateLimitIdentity`: unlimited references carry `UNLIMITED_RATE`
     and are listed in an annotation; the effective identity is published in the status, where maas-api reads it,
     and in an annotation, where it survives a CRD that prunes that status field (the sticky stamp)."""
-    return _subscription_body(subscription, sorted(subscription.modelRefs, key=POSITION), identity)
+    refs = sorted(subscription.modelRefs, key=POSITION)
+    return _subscription_body(subscription, refs, identity, _subscription_model_ref)
 
 
 def _subscription_body(
-    subscription: SubscriptionConfig, refs: Sequence[SubscriptionModelRef], identity: Identity
+    subscription: SubscriptionConfig,
+    refs: Sequence[SubscriptionModelRef],
+    identity: Identity,
+    entry: Callable[[SubscriptionModelRef], dict[str, Any]],
 ) -> dict[str, Any]:
-    """`maas_subscription`, with its references sorted (`POSITION`) once for the body and the status."""
+    """`maas_subscription`, with its references sorted (`POSITION`) once for the body and the status, and each
+    reference's `spec.modelRefs` entry from `entry` (`_subscription_model_ref`, or the plan's shared one)."""
     spec: dict[str, Any] = {
         "owner": _subjects(subscription.owner),
-        "modelRefs": [_subscription_model_ref(ref) for ref in refs],
+        "modelRefs": list(map(entry, refs)),
         "priority": subscription.priority,
     }
     if subscription.tokenMetadata is not None:
@@ -217,28 +223,55 @@ def model_facts(config: MaasConfig, model: ModelConfig, governed_by: set[str]) -
     )
 
 
-def _references_status(refs: Sequence[ModelKey], phases: dict[str, str]) -> tuple[str, dict[str, str], list]:
-    """Phase, Ready condition and per-reference entries of a subscription or auth policy (upstream vector 11), for
-    `refs` in the order of the CR (`POSITION`).
+class _References:
+    """The parts of the auth policies' and subscriptions' CRs and statuses that depend on one model reference alone,
+    built once per distinct reference and shared by every body that lists it: ten thousand subscriptions spell a
+    few thousand distinct references (`config.types.validated_once` makes identical ones one object, whose value
+    keys `entries`). Sharing is safe because no rule changes a body once built: `Desired.annotated` copies the
+    metadata it changes, and the other rules replace options, never body parts."""
 
-    `phases`: each configured model's phase. A model that is not configured, or whose backend is `Failed`, cannot
-    serve this entry; a `Pending` model still can once it is ready (its policies are in place already)."""
-    entries, unusable = [], []
-    for ref in refs:
-        key = ref.key
-        phase = phases.get(key)
-        if phase is None:
-            reason, message = "NotFound", f"model {key} is not in maas:models"
-            unusable.append(f"{key} (not in maas:models)")
-        elif phase == "Failed":
-            reason, message = "BackendNotReady", f"model {key} is Failed"
-            unusable.append(f"{key} (Failed)")
-        else:
-            entries.append({"name": ref.name, "namespace": ref.namespace, "ready": True, "reason": "Valid"})
-            continue
-        entries.append(
-            {"name": ref.name, "namespace": ref.namespace, "ready": False, "reason": reason, "message": message}
-        )
+    def __init__(self, phases: Mapping[str, str], limits: Mapping[str, dict[str, Any]]) -> None:
+        self.phases = phases  # each configured model's phase
+        self.limits = limits  # `_limit_statuses`
+        self._entries: dict[SubscriptionModelRef, dict[str, Any]] = {}
+        self._states: dict[str, tuple[dict[str, Any], str]] = {}
+
+    def entry(self, ref: SubscriptionModelRef) -> dict[str, Any]:
+        """`_subscription_model_ref(ref)`, the CR's entry."""
+        found = self._entries.get(ref)
+        if found is None:
+            found = self._entries[ref] = _subscription_model_ref(ref)
+        return found
+
+    def state(self, ref: ModelKey) -> tuple[dict[str, Any], str]:
+        """`_reference_state` of the reference's model: its status entry, and why it cannot serve ('' if it can)."""
+        found = self._states.get(ref.key)
+        if found is None:
+            found = self._states[ref.key] = _reference_state(ref, self.phases.get(ref.key))
+        return found
+
+
+def _reference_state(ref: ModelKey, phase: str | None) -> tuple[dict[str, Any], str]:
+    """A reference's entry in `modelRefStatuses`, and why its model cannot serve ('' if it can). `phase`: the
+    model's, None when it is not configured. A model that is not configured, or whose backend is `Failed`, cannot
+    serve; a `Pending` model still can once it is ready (its policies are in place already)."""
+    key = ref.key
+    if phase is None:
+        reason, message, unusable = "NotFound", f"model {key} is not in maas:models", f"{key} (not in maas:models)"
+    elif phase == "Failed":
+        reason, message, unusable = "BackendNotReady", f"model {key} is Failed", f"{key} (Failed)"
+    else:
+        return {"name": ref.name, "namespace": ref.namespace, "ready": True, "reason": "Valid"}, ""
+    entry = {"name": ref.name, "namespace": ref.namespace, "ready": False, "reason": reason, "message": message}
+    return entry, unusable
+
+
+def _references_status(refs: Sequence[ModelKey], references: _References) -> tuple[str, dict[str, str], list]:
+    """Phase, Ready condition and per-reference entries of a subscription or auth policy (upstream vector 11), for
+    `refs` in the order of the CR (`POSITION`)."""
+    states = list(map(references.state, refs))
+    unusable = [why for _, why in states if why]
+    entries = [entry for entry, _ in states]
     if not unusable:
         return "Active", condition("Ready", "True", "Reconciled", "all referenced models exist"), entries
     text = f"models that cannot serve: {', '.join(unusable)}"
@@ -255,28 +288,26 @@ def subscription_status(
     `rateLimitIdentity` is a 3.6 status field (seed 002) that the mirror CRD lacks; the API server prunes it there.
     """
     refs = sorted(subscription.modelRefs, key=POSITION)
-    return _subscription_status(_limit_statuses(config), refs, phases, identity)
+    return _subscription_status(refs, _References(phases, _limit_statuses(config)), identity)
 
 
 def _subscription_status(
-    limits: Mapping[str, dict[str, Any]],
-    refs: Sequence[SubscriptionModelRef],
-    phases: dict[str, str],
-    identity: Identity,
+    refs: Sequence[SubscriptionModelRef], references: _References, identity: Identity
 ) -> dict[str, Any]:
-    """`subscription_status`, with `limits` (`_limit_statuses`) built once for every subscription."""
-    phase, ready, entries = _references_status(refs, phases)
+    """`subscription_status`, with the parts of each distinct reference built once for every subscription."""
+    phase, ready, entries = _references_status(refs, references)
+    limits = references.limits
     return {
         "phase": phase,
         "conditions": [ready],
         "modelRefStatuses": entries,
-        "tokenRateLimitStatuses": [dict(limits[ref.key]) for ref in refs if ref.key in limits],  # a copy each
+        "tokenRateLimitStatuses": [limits[ref.key] for ref in refs if ref.key in limits],
         "rateLimitIdentity": identity,
     }
 
 
 def _limit_statuses(config: MaasConfig) -> dict[str, dict[str, Any]]:
-    """Each configured model's `_limit_status`, by model key: copied into each status that lists it."""
+    """Each configured model's `_limit_status`, by model key: shared by every status that lists it."""
     return {key: _limit_status(model) for key, model in config.models_by_key.items()}
 
 
@@ -291,8 +322,8 @@ def _limit_status(model: ModelConfig) -> dict[str, Any]:
     }
 
 
-def auth_policy_status(policy: AuthPolicyConfig, phases: dict[str, str]) -> dict[str, Any]:
-    phase, ready, _ = _references_status(sorted(policy.modelRefs, key=POSITION), phases)
+def _auth_policy_status(policy: AuthPolicyConfig, references: _References) -> dict[str, Any]:
+    phase, ready, _ = _references_status(sorted(policy.modelRefs, key=POSITION), references)
     return {"phase": phase, "conditions": [ready]}
 
 
