@@ -9,10 +9,10 @@ describes. Conditions carry no `lastTransitionTime` here: the status writer stam
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from ... import naming
 from ...config import AuthPolicyConfig, MaasConfig, ModelConfig, SubscriptionConfig, SubscriptionModelRef
@@ -54,6 +54,7 @@ def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Ide
     targets = _Targets.of(config)
     result = Publication()
     phases: dict[str, str] = {}
+    references = _References(config, phases, targets)  # for the subscriptions, once `phases` is complete
     for model in sorted(config.models, key=lambda m: m.key):
         owner = ("Model", model.key)
         facts = model_facts(config, model, governed.get(model.key, set()))
@@ -66,19 +67,19 @@ def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Ide
             result.statuses[owner] = [status_write(body, status, dependencies, facts.to_inputs())]
         if status["endpoint"] == "" and status["phase"] == "Ready":
             result.warnings.append(_no_endpoint_warning(model))
-    references = _References(phases, _limit_statuses(config))
     for policy in sorted(config.authPolicies, key=lambda p: p.key):
         owner = ("AuthPolicy", policy.key)
-        body, status = maas_auth_policy(policy), _auth_policy_status(policy, references)
+        body, status = maas_auth_policy(policy), auth_policy_status(policy, phases)
         result.objects[owner] = [body]
         result.outputs[owner] = {"phase": status["phase"]}
         if with_status:
-            result.statuses[owner] = [status_write(body, status, targets.dependencies(policy, AUTH))]
+            result.statuses[owner] = [status_write(body, status, targets.auth_policy_dependencies(policy))]
     for subscription in sorted(config.subscriptions, key=lambda s: s.key):
         owner = ("Subscription", subscription.key)
         identity, refs = identities[subscription.key], sorted(subscription.modelRefs, key=POSITION)
-        body = _subscription_body(subscription, refs, identity, references.entry)
-        status = _subscription_status(refs, references, identity)
+        parts = list(map(references.of, refs))
+        body = _subscription_body(subscription, refs, [part.entry for part in parts], identity)
+        status = _subscription_status(parts, identity)
         flow = flow_control(config, subscription, observed)  # issue 22: objectives under their models' owners
         if flow.statuses:
             status["flowControlStatuses"] = flow.statuses
@@ -88,7 +89,8 @@ def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Ide
         result.objects[owner] = [body]
         result.outputs[owner] = {"phase": status["phase"], "rateLimitIdentity": identity}
         if with_status:
-            dependencies = [*targets.dependencies(subscription, TRLP), *flow.identities]
+            policies = [part.policy for part in parts if part.policy is not None]
+            dependencies = [targets.gateway_policies[subscription.namespace], *policies, *flow.identities]
             result.statuses[owner] = [status_write(body, status, dependencies)]
     return result
 
@@ -119,20 +121,20 @@ def maas_subscription(subscription: SubscriptionConfig, identity: Identity) -> d
     and are listed in an annotation; the effective identity is published in the status, where maas-api reads it,
     and in an annotation, where it survives a CRD that prunes that status field (the sticky stamp)."""
     refs = sorted(subscription.modelRefs, key=POSITION)
-    return _subscription_body(subscription, refs, identity, _subscription_model_ref)
+    return _subscription_body(subscription, refs, list(map(_subscription_model_ref, refs)), identity)
 
 
 def _subscription_body(
     subscription: SubscriptionConfig,
     refs: Sequence[SubscriptionModelRef],
+    entries: list[dict[str, Any]],
     identity: Identity,
-    entry: Callable[[SubscriptionModelRef], dict[str, Any]],
 ) -> dict[str, Any]:
-    """`maas_subscription`, with its references sorted (`POSITION`) once for the body and the status, and each
-    reference's `spec.modelRefs` entry from `entry` (`_subscription_model_ref`, or the plan's shared one)."""
+    """`maas_subscription`, with its references sorted (`POSITION`) once for the body and the status, and their
+    `spec.modelRefs` entries (`_subscription_model_ref`) given: publish shares one per distinct reference."""
     spec: dict[str, Any] = {
         "owner": _subjects(subscription.owner),
-        "modelRefs": list(map(entry, refs)),
+        "modelRefs": entries,
         "priority": subscription.priority,
     }
     if subscription.tokenMetadata is not None:
@@ -223,32 +225,42 @@ def model_facts(config: MaasConfig, model: ModelConfig, governed_by: set[str]) -
     )
 
 
+class _Reference(NamedTuple):
+    """What one model reference contributes to a subscription's CR, its status and that status's write."""
+
+    entry: dict[str, Any]  # in `spec.modelRefs` (`_subscription_model_ref`)
+    state: dict[str, Any]  # in `status.modelRefStatuses` (`_reference_state`)
+    unusable: str  # why its model cannot serve, '' if it can (`_reference_state`)
+    limit: dict[str, Any] | None  # in `status.tokenRateLimitStatuses`; None: the model is not configured
+    policy: str | None  # the model's TokenRateLimitPolicy, which the write waits for; None: not configured
+
+
 class _References:
-    """The parts of the auth policies' and subscriptions' CRs and statuses that depend on one model reference alone,
-    built once per distinct reference and shared by every body that lists it: ten thousand subscriptions spell a
-    few thousand distinct references (`config.types.validated_once` makes identical ones one object, whose value
-    keys `entries`). Sharing is safe because no rule changes a body once built: `Desired.annotated` copies the
-    metadata it changes, and the other rules replace options, never body parts."""
+    """Each distinct model reference's `_Reference`, built once per plan and shared by every subscription that
+    lists it: ten thousand subscriptions spell a few thousand distinct references (`config.types.validated_once`
+    makes identical ones one object; the reference's value is the key). Sharing parts between bodies is safe
+    because no rule changes a body once built: `Desired.annotated` copies the metadata it changes, and the other
+    rules replace options, never body parts."""
 
-    def __init__(self, phases: Mapping[str, str], limits: Mapping[str, dict[str, Any]]) -> None:
-        self.phases = phases  # each configured model's phase
-        self.limits = limits  # `_limit_statuses`
-        self._entries: dict[SubscriptionModelRef, dict[str, Any]] = {}
-        self._states: dict[str, tuple[dict[str, Any], str]] = {}
+    def __init__(self, config: MaasConfig, phases: Mapping[str, str], targets: _Targets) -> None:
+        self._models = config.models_by_key
+        self._phases = phases  # each configured model's phase
+        self._policies = targets.model_policies
+        self._found: dict[SubscriptionModelRef, _Reference] = {}
 
-    def entry(self, ref: SubscriptionModelRef) -> dict[str, Any]:
-        """`_subscription_model_ref(ref)`, the CR's entry."""
-        found = self._entries.get(ref)
+    def of(self, ref: SubscriptionModelRef) -> _Reference:
+        found = self._found.get(ref)
         if found is None:
-            found = self._entries[ref] = _subscription_model_ref(ref)
+            found = self._found[ref] = self._reference(ref)
         return found
 
-    def state(self, ref: ModelKey) -> tuple[dict[str, Any], str]:
-        """`_reference_state` of the reference's model: its status entry, and why it cannot serve ('' if it can)."""
-        found = self._states.get(ref.key)
-        if found is None:
-            found = self._states[ref.key] = _reference_state(ref, self.phases.get(ref.key))
-        return found
+    def _reference(self, ref: SubscriptionModelRef) -> _Reference:
+        state, unusable = _reference_state(ref, self._phases.get(ref.key))
+        model = self._models.get(ref.key)
+        if model is None:
+            return _Reference(_subscription_model_ref(ref), state, unusable, None, None)
+        policy = self._policies[ref.key][TRLP]
+        return _Reference(_subscription_model_ref(ref), state, unusable, _limit_status(model), policy)
 
 
 def _reference_state(ref: ModelKey, phase: str | None) -> tuple[dict[str, Any], str]:
@@ -266,18 +278,15 @@ def _reference_state(ref: ModelKey, phase: str | None) -> tuple[dict[str, Any], 
     return entry, unusable
 
 
-def _references_status(refs: Sequence[ModelKey], references: _References) -> tuple[str, dict[str, str], list]:
-    """Phase, Ready condition and per-reference entries of a subscription or auth policy (upstream vector 11), for
-    `refs` in the order of the CR (`POSITION`)."""
-    states = list(map(references.state, refs))
-    unusable = [why for _, why in states if why]
-    entries = [entry for entry, _ in states]
+def _readiness(unusable: list[str], count: int) -> tuple[str, dict[str, str]]:
+    """Phase and Ready condition of a subscription or auth policy (upstream vector 11) with `count` references, of
+    which `unusable` (in the order of the CR, `POSITION`) cannot serve."""
     if not unusable:
-        return "Active", condition("Ready", "True", "Reconciled", "all referenced models exist"), entries
+        return "Active", condition("Ready", "True", "Reconciled", "all referenced models exist")
     text = f"models that cannot serve: {', '.join(unusable)}"
-    if len(unusable) < len(refs):
-        return "Degraded", condition("Ready", "False", "PartialFailure", text), entries
-    return "Failed", condition("Ready", "False", "ReconcileFailed", text), entries
+    if len(unusable) < count:
+        return "Degraded", condition("Ready", "False", "PartialFailure", text)
+    return "Failed", condition("Ready", "False", "ReconcileFailed", text)
 
 
 def subscription_status(
@@ -287,32 +296,24 @@ def subscription_status(
 
     `rateLimitIdentity` is a 3.6 status field (seed 002) that the mirror CRD lacks; the API server prunes it there.
     """
-    refs = sorted(subscription.modelRefs, key=POSITION)
-    return _subscription_status(refs, _References(phases, _limit_statuses(config)), identity)
+    references = _References(config, phases, _Targets.of(config))
+    return _subscription_status(list(map(references.of, sorted(subscription.modelRefs, key=POSITION))), identity)
 
 
-def _subscription_status(
-    refs: Sequence[SubscriptionModelRef], references: _References, identity: Identity
-) -> dict[str, Any]:
-    """`subscription_status`, with the parts of each distinct reference built once for every subscription."""
-    phase, ready, entries = _references_status(refs, references)
-    limits = references.limits
+def _subscription_status(parts: Sequence[_Reference], identity: Identity) -> dict[str, Any]:
+    """`subscription_status`, from the `_Reference` of each of its references, in the order of the CR."""
+    phase, ready = _readiness([part.unusable for part in parts if part.unusable], len(parts))
     return {
         "phase": phase,
         "conditions": [ready],
-        "modelRefStatuses": entries,
-        "tokenRateLimitStatuses": [limits[ref.key] for ref in refs if ref.key in limits],
+        "modelRefStatuses": [part.state for part in parts],
+        "tokenRateLimitStatuses": [part.limit for part in parts if part.limit is not None],
         "rateLimitIdentity": identity,
     }
 
 
-def _limit_statuses(config: MaasConfig) -> dict[str, dict[str, Any]]:
-    """Each configured model's `_limit_status`, by model key: shared by every status that lists it."""
-    return {key: _limit_status(model) for key, model in config.models_by_key.items()}
-
-
 def _limit_status(model: ModelConfig) -> dict[str, Any]:
-    """Ready: the status is written after the model's TokenRateLimitPolicy (`_Targets.dependencies`)."""
+    """Ready: the status is written after the model's TokenRateLimitPolicy (`_Reference.policy`)."""
     return {
         "model": model.name,
         "name": naming.trlp_name(model.name),
@@ -322,8 +323,9 @@ def _limit_status(model: ModelConfig) -> dict[str, Any]:
     }
 
 
-def _auth_policy_status(policy: AuthPolicyConfig, references: _References) -> dict[str, Any]:
-    phase, ready, _ = _references_status(sorted(policy.modelRefs, key=POSITION), references)
+def auth_policy_status(policy: AuthPolicyConfig, phases: dict[str, str]) -> dict[str, Any]:
+    states = [_reference_state(ref, phases.get(ref.key)) for ref in sorted(policy.modelRefs, key=POSITION)]
+    phase, ready = _readiness([unusable for _, unusable in states if unusable], len(states))
     return {"phase": phase, "conditions": [ready]}
 
 
@@ -369,10 +371,11 @@ class _Targets:
             gateways.setdefault(tenant.namespace, _gateway_auth_policy(config, tenant.gateway_name(config.platform)))
         return cls(gateways, {model.key: _model_policies(model) for model in config.models})
 
-    def dependencies(self, entry: AuthPolicyConfig | SubscriptionConfig, which: int) -> list[str]:
-        """The tenant's gateway AuthPolicy, then policy `which` of each configured model the entry references."""
-        models = [self.model_policies.get(key) for key in sorted([ref.key for ref in entry.modelRefs])]
-        return [self.gateway_policies[entry.namespace], *[policies[which] for policies in models if policies]]
+    def auth_policy_dependencies(self, policy: AuthPolicyConfig) -> list[str]:
+        """The tenant's gateway AuthPolicy, then the AuthPolicy of each configured model the policy references
+        (`status_write` sorts them)."""
+        models = [self.model_policies.get(ref.key) for ref in policy.modelRefs]
+        return [self.gateway_policies[policy.namespace], *[policies[AUTH] for policies in models if policies]]
 
 
 def _model_outputs(model: ModelConfig, status: dict[str, Any]) -> dict[str, Any]:
