@@ -199,9 +199,8 @@ def _governed_models(config: MaasConfig) -> dict[str, set[str]]:
     """Per model key, which of `subscription` and `authPolicy` reference it (seed 004 governance)."""
     governed: dict[str, set[str]] = {}
     for what, entries in (("subscription", config.subscriptions), ("authPolicy", config.authPolicies)):
-        for entry in entries:
-            for ref in entry.modelRefs:
-                governed.setdefault(ref.key, set()).add(what)
+        for key in {ref.key for entry in entries for ref in entry.modelRefs}:
+            governed.setdefault(key, set()).add(what)
     return governed
 
 
