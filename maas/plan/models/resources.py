@@ -54,7 +54,6 @@ def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Ide
     targets = _Targets.of(config)
     result = Publication()
     phases: dict[str, str] = {}
-    references = _References(config, phases, targets)  # for the subscriptions, once `phases` is complete
     for model in sorted(config.models, key=lambda m: m.key):
         owner = ("Model", model.key)
         facts = model_facts(config, model, governed.get(model.key, set()))
@@ -74,6 +73,7 @@ def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Ide
         result.outputs[owner] = {"phase": status["phase"]}
         if with_status:
             result.statuses[owner] = [status_write(body, status, targets.auth_policy_dependencies(policy))]
+    references = _References(config, phases, targets)
     for subscription in sorted(config.subscriptions, key=lambda s: s.key):
         owner = ("Subscription", subscription.key)
         identity, refs = identities[subscription.key], sorted(subscription.modelRefs, key=POSITION)
