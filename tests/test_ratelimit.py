@@ -6,7 +6,7 @@ import pytest
 
 from maas.config import load_config
 from maas.plan.policies import ratelimit
-from maas.plan.policies.ratelimit import Member, limit_name, limits, predicate, rate_set, short_id
+from maas.plan.policies.ratelimit import Member, limit_groups, limit_name, limits, predicate, rate_set, short_id
 from tests.conftest import identities
 
 EXEMPT = ' && !request.url_path.endsWith("/v1/models")'
@@ -157,6 +157,29 @@ def test_unlimited_subscriptions_share_one_limit_mixing_generations_without_rate
             ]
         }
     }
+
+
+def test_limit_groups_split_a_shared_rate_set_by_generation_and_keep_member_order():
+    """One group per limit, ordered by name, members in their own order: the short-ID members of a rate set that
+    legacy members share move to `-id`; a rate set of one generation, and every unlimited member, stay together."""
+    shared, alone = ((1, "1m"),), ((5, "1h"),)
+    members = [
+        Member("ns/b", "short", "ns/b@llm/m", shared),
+        Member("ns/a", "legacy", "ns/a@llm/m", shared),
+        Member("ns/c", "short", "ns/c@llm/m", shared),
+        Member("ns/d", "legacy", "ns/d@llm/m", alone),
+        Member("ns/e", "short", "ns/e@llm/m", None),
+        Member("ns/f", "legacy", "ns/f@llm/m", None),
+    ]
+    groups = limit_groups(members)
+    assert {name: [m.subscription for m in group] for name, group in groups.items()} == {
+        "tokens-1-per-1m": ["ns/a"],
+        "tokens-1-per-1m-id": ["ns/b", "ns/c"],
+        "tokens-5-per-1h": ["ns/d"],
+        "tokens-unlimited": ["ns/e", "ns/f"],
+    }
+    assert list(groups) == sorted(groups)
+    assert limits(members, True, groups=groups) == limits(members, True)
 
 
 def test_policy_identity_labels_annotation_and_target():

@@ -193,6 +193,35 @@ def test_subscription_rates_are_deduplicated_and_sorted():
     ]
 
 
+def test_subscriptions_listing_one_reference_share_its_parts_as_each_alone_would_build_them():
+    """Publish builds each distinct reference's entries once (`_References`); what it shares is what the
+    unshared functions give each subscription, and a different spelling of a reference is not shared."""
+    raw = {
+        "models": [{"name": "a", "namespace": "llm", "modelRef": {"kind": "LLMInferenceService", "name": "a"}}],
+        "subscriptions": [
+            {"name": name, "owner": {"users": ["bob"]}, "modelRefs": [ref("a", **extra)]}
+            for name, extra in (("gold", {}), ("silver", {}), ("bronze", {"unlimited": True, "tokenRateLimits": []}))
+        ],
+    }
+    config = load_config(raw)
+    published = publish(config, Observed.nothing(), identities(config))
+    bodies = {key: bodies[0] for (kind, key), bodies in published.objects.items() if kind == "Subscription"}
+    writes = {
+        key: writes[0].body["status"] for (kind, key), writes in published.statuses.items() if kind == "Subscription"
+    }
+    for subscription in config.subscriptions:
+        assert bodies[subscription.key] == maas_subscription(subscription, "short")
+        alone = subscription_status(config, subscription, {"llm/a": "Pending"}, "short")
+        assert writes[subscription.key] == alone
+    gold, silver, bronze = (
+        bodies[f"models-as-a-service/{name}"]["spec"]["modelRefs"][0] for name in ("gold", "silver", "bronze")
+    )
+    assert gold is silver and gold is not bronze
+    gold, silver = (writes[f"models-as-a-service/{name}"] for name in ("gold", "silver"))
+    assert gold["modelRefStatuses"][0] is silver["modelRefStatuses"][0]
+    assert gold["tokenRateLimitStatuses"][0] is silver["tokenRateLimitStatuses"][0]
+
+
 def test_user_only_auth_policy_passes_the_subjects_cel_rule():
     config = load_config(
         {

@@ -85,7 +85,7 @@ def _add_models(config: MaasConfig, observed: Observed, identities: Mapping[str,
             plan.add("Model", model.key, *external_model_desired(config, model))
     publication = publish(config, observed, identities)
     for (kind, name), bodies in publication.objects.items():
-        plan.add(kind, name, *(Desired(body) for body in bodies))
+        plan.add(kind, name, *map(Desired, bodies))
     for (kind, name), outputs in publication.outputs.items():
         plan.owner(kind, name).outputs.update(outputs)
     plan.warnings.extend(publication.warnings)

@@ -208,6 +208,6 @@ def status_write(
     name = {"name": metadata["name"]}
     if "namespace" in metadata:
         name["namespace"] = metadata["namespace"]
-    identity = {"apiVersion": body["apiVersion"], "kind": body["kind"], "metadata": name}
+    written = {"apiVersion": body["apiVersion"], "kind": body["kind"], "metadata": name, "status": status}
     dependencies = tuple(sorted({target, *depends_on}))
-    return Desired({**identity, "status": status}, depends_on=dependencies, subresource="status", status_facts=facts)
+    return Desired(written, depends_on=dependencies, subresource="status", status_facts=facts)

@@ -60,6 +60,8 @@ class FlowControl:
     @property
     def identities(self) -> list[str]:
         """The objectives' identities: the subscription's status is written after them."""
+        if not self.objectives:  # most subscriptions: no inferencePriority
+            return []
         bodies = [body for bodies in self.objectives.values() for body in bodies]
         return sorted(
             object_identity(OBJECTIVE_KIND, b["metadata"]["namespace"], b["metadata"]["name"]) for b in bodies

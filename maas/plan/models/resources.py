@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from ... import naming
 from ...config import AuthPolicyConfig, MaasConfig, ModelConfig, SubscriptionConfig, SubscriptionModelRef
@@ -53,7 +53,7 @@ def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Ide
     governed = _governed_models(config)
     targets = _Targets.of(config)
     result = Publication()
-    phases, limits = {}, _limit_statuses(config)
+    phases: dict[str, str] = {}
     for model in sorted(config.models, key=lambda m: m.key):
         owner = ("Model", model.key)
         facts = model_facts(config, model, governed.get(model.key, set()))
@@ -72,12 +72,14 @@ def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Ide
         result.objects[owner] = [body]
         result.outputs[owner] = {"phase": status["phase"]}
         if with_status:
-            result.statuses[owner] = [status_write(body, status, targets.dependencies(policy, AUTH))]
+            result.statuses[owner] = [status_write(body, status, targets.auth_policy_dependencies(policy))]
+    references = _References(config, phases, targets)
     for subscription in sorted(config.subscriptions, key=lambda s: s.key):
         owner = ("Subscription", subscription.key)
         identity, refs = identities[subscription.key], sorted(subscription.modelRefs, key=POSITION)
-        body = _subscription_body(subscription, refs, identity)
-        status = _subscription_status(limits, refs, phases, identity)
+        parts = list(map(references.of, refs))
+        body = _subscription_body(subscription, refs, [part.entry for part in parts], identity)
+        status = _subscription_status(parts, identity)
         flow = flow_control(config, subscription, observed)  # issue 22: objectives under their models' owners
         if flow.statuses:
             status["flowControlStatuses"] = flow.statuses
@@ -87,7 +89,8 @@ def publish(config: MaasConfig, observed: Observed, identities: Mapping[str, Ide
         result.objects[owner] = [body]
         result.outputs[owner] = {"phase": status["phase"], "rateLimitIdentity": identity}
         if with_status:
-            dependencies = [*targets.dependencies(subscription, TRLP), *flow.identities]
+            policies = [part.policy for part in parts if part.policy is not None]
+            dependencies = [targets.gateway_policies[subscription.namespace], *policies, *flow.identities]
             result.statuses[owner] = [status_write(body, status, dependencies)]
     return result
 
@@ -117,16 +120,21 @@ def maas_subscription(subscription: SubscriptionConfig, identity: Identity) -> d
     """The mirror CRD has no `unlimited` and no `rateLimitIdentity`: unlimited references carry `UNLIMITED_RATE`
     and are listed in an annotation; the effective identity is published in the status, where maas-api reads it,
     and in an annotation, where it survives a CRD that prunes that status field (the sticky stamp)."""
-    return _subscription_body(subscription, sorted(subscription.modelRefs, key=POSITION), identity)
+    refs = sorted(subscription.modelRefs, key=POSITION)
+    return _subscription_body(subscription, refs, list(map(_subscription_model_ref, refs)), identity)
 
 
 def _subscription_body(
-    subscription: SubscriptionConfig, refs: Sequence[SubscriptionModelRef], identity: Identity
+    subscription: SubscriptionConfig,
+    refs: Sequence[SubscriptionModelRef],
+    entries: list[dict[str, Any]],
+    identity: Identity,
 ) -> dict[str, Any]:
-    """`maas_subscription`, with its references sorted (`POSITION`) once for the body and the status."""
+    """`maas_subscription`, with its references sorted (`POSITION`) once for the body and the status, and their
+    `spec.modelRefs` entries (`_subscription_model_ref`) given: publish shares one per distinct reference."""
     spec: dict[str, Any] = {
         "owner": _subjects(subscription.owner),
-        "modelRefs": [_subscription_model_ref(ref) for ref in refs],
+        "modelRefs": entries,
         "priority": subscription.priority,
     }
     if subscription.tokenMetadata is not None:
@@ -191,9 +199,8 @@ def _governed_models(config: MaasConfig) -> dict[str, set[str]]:
     """Per model key, which of `subscription` and `authPolicy` reference it (seed 004 governance)."""
     governed: dict[str, set[str]] = {}
     for what, entries in (("subscription", config.subscriptions), ("authPolicy", config.authPolicies)):
-        for entry in entries:
-            for ref in entry.modelRefs:
-                governed.setdefault(ref.key, set()).add(what)
+        for key in {ref.key for entry in entries for ref in entry.modelRefs}:
+            governed.setdefault(key, set()).add(what)
     return governed
 
 
@@ -217,34 +224,68 @@ def model_facts(config: MaasConfig, model: ModelConfig, governed_by: set[str]) -
     )
 
 
-def _references_status(refs: Sequence[ModelKey], phases: dict[str, str]) -> tuple[str, dict[str, str], list]:
-    """Phase, Ready condition and per-reference entries of a subscription or auth policy (upstream vector 11), for
-    `refs` in the order of the CR (`POSITION`).
+class _Reference(NamedTuple):
+    """What one model reference contributes to a subscription's CR, its status and that status's write."""
 
-    `phases`: each configured model's phase. A model that is not configured, or whose backend is `Failed`, cannot
-    serve this entry; a `Pending` model still can once it is ready (its policies are in place already)."""
-    entries, unusable = [], []
-    for ref in refs:
-        key = ref.key
-        phase = phases.get(key)
-        if phase is None:
-            reason, message = "NotFound", f"model {key} is not in maas:models"
-            unusable.append(f"{key} (not in maas:models)")
-        elif phase == "Failed":
-            reason, message = "BackendNotReady", f"model {key} is Failed"
-            unusable.append(f"{key} (Failed)")
-        else:
-            entries.append({"name": ref.name, "namespace": ref.namespace, "ready": True, "reason": "Valid"})
-            continue
-        entries.append(
-            {"name": ref.name, "namespace": ref.namespace, "ready": False, "reason": reason, "message": message}
-        )
+    entry: dict[str, Any]  # in `spec.modelRefs` (`_subscription_model_ref`)
+    state: dict[str, Any]  # in `status.modelRefStatuses` (`_reference_state`)
+    unusable: str  # why its model cannot serve, '' if it can (`_reference_state`)
+    limit: dict[str, Any] | None  # in `status.tokenRateLimitStatuses`; None: the model is not configured
+    policy: str | None  # the model's TokenRateLimitPolicy, which the write waits for; None: not configured
+
+
+class _References:
+    """Each distinct model reference's `_Reference`, built once per plan and shared by every subscription that
+    lists it: ten thousand subscriptions spell a few thousand distinct references (`config.types.validated_once`
+    makes identical ones one object; the reference's value is the key). Sharing parts between bodies is safe
+    because no rule changes a body once built: `Desired.annotated` copies the metadata it changes, and the other
+    rules replace options, never body parts."""
+
+    def __init__(self, config: MaasConfig, phases: Mapping[str, str], targets: _Targets) -> None:
+        self._models = config.models_by_key
+        self._phases = phases  # each configured model's phase
+        self._policies = targets.model_policies
+        self._found: dict[SubscriptionModelRef, _Reference] = {}
+
+    def of(self, ref: SubscriptionModelRef) -> _Reference:
+        found = self._found.get(ref)
+        if found is None:
+            found = self._found[ref] = self._reference(ref)
+        return found
+
+    def _reference(self, ref: SubscriptionModelRef) -> _Reference:
+        state, unusable = _reference_state(ref, self._phases.get(ref.key))
+        model = self._models.get(ref.key)
+        if model is None:
+            return _Reference(_subscription_model_ref(ref), state, unusable, None, None)
+        policy = self._policies[ref.key][TRLP]
+        return _Reference(_subscription_model_ref(ref), state, unusable, _limit_status(model), policy)
+
+
+def _reference_state(ref: ModelKey, phase: str | None) -> tuple[dict[str, Any], str]:
+    """A reference's entry in `modelRefStatuses`, and why its model cannot serve ('' if it can). `phase`: the
+    model's, None when it is not configured. A model that is not configured, or whose backend is `Failed`, cannot
+    serve; a `Pending` model still can once it is ready (its policies are in place already)."""
+    key = ref.key
+    if phase is None:
+        reason, message, unusable = "NotFound", f"model {key} is not in maas:models", f"{key} (not in maas:models)"
+    elif phase == "Failed":
+        reason, message, unusable = "BackendNotReady", f"model {key} is Failed", f"{key} (Failed)"
+    else:
+        return {"name": ref.name, "namespace": ref.namespace, "ready": True, "reason": "Valid"}, ""
+    entry = {"name": ref.name, "namespace": ref.namespace, "ready": False, "reason": reason, "message": message}
+    return entry, unusable
+
+
+def _readiness(unusable: list[str], count: int) -> tuple[str, dict[str, str]]:
+    """Phase and Ready condition of a subscription or auth policy (upstream vector 11) with `count` references, of
+    which `unusable` (in the order of the CR, `POSITION`) cannot serve."""
     if not unusable:
-        return "Active", condition("Ready", "True", "Reconciled", "all referenced models exist"), entries
+        return "Active", condition("Ready", "True", "Reconciled", "all referenced models exist")
     text = f"models that cannot serve: {', '.join(unusable)}"
-    if len(unusable) < len(refs):
-        return "Degraded", condition("Ready", "False", "PartialFailure", text), entries
-    return "Failed", condition("Ready", "False", "ReconcileFailed", text), entries
+    if len(unusable) < count:
+        return "Degraded", condition("Ready", "False", "PartialFailure", text)
+    return "Failed", condition("Ready", "False", "ReconcileFailed", text)
 
 
 def subscription_status(
@@ -254,34 +295,24 @@ def subscription_status(
 
     `rateLimitIdentity` is a 3.6 status field (seed 002) that the mirror CRD lacks; the API server prunes it there.
     """
-    refs = sorted(subscription.modelRefs, key=POSITION)
-    return _subscription_status(_limit_statuses(config), refs, phases, identity)
+    references = _References(config, phases, _Targets.of(config))
+    return _subscription_status(list(map(references.of, sorted(subscription.modelRefs, key=POSITION))), identity)
 
 
-def _subscription_status(
-    limits: Mapping[str, dict[str, Any]],
-    refs: Sequence[SubscriptionModelRef],
-    phases: dict[str, str],
-    identity: Identity,
-) -> dict[str, Any]:
-    """`subscription_status`, with `limits` (`_limit_statuses`) built once for every subscription."""
-    phase, ready, entries = _references_status(refs, phases)
+def _subscription_status(parts: Sequence[_Reference], identity: Identity) -> dict[str, Any]:
+    """`subscription_status`, from the `_Reference` of each of its references, in the order of the CR."""
+    phase, ready = _readiness([part.unusable for part in parts if part.unusable], len(parts))
     return {
         "phase": phase,
         "conditions": [ready],
-        "modelRefStatuses": entries,
-        "tokenRateLimitStatuses": [dict(limits[ref.key]) for ref in refs if ref.key in limits],  # a copy each
+        "modelRefStatuses": [part.state for part in parts],
+        "tokenRateLimitStatuses": [part.limit for part in parts if part.limit is not None],
         "rateLimitIdentity": identity,
     }
 
 
-def _limit_statuses(config: MaasConfig) -> dict[str, dict[str, Any]]:
-    """Each configured model's `_limit_status`, by model key: copied into each status that lists it."""
-    return {key: _limit_status(model) for key, model in config.models_by_key.items()}
-
-
 def _limit_status(model: ModelConfig) -> dict[str, Any]:
-    """Ready: the status is written after the model's TokenRateLimitPolicy (`_Targets.dependencies`)."""
+    """Ready: the status is written after the model's TokenRateLimitPolicy (`_Reference.policy`)."""
     return {
         "model": model.name,
         "name": naming.trlp_name(model.name),
@@ -292,7 +323,8 @@ def _limit_status(model: ModelConfig) -> dict[str, Any]:
 
 
 def auth_policy_status(policy: AuthPolicyConfig, phases: dict[str, str]) -> dict[str, Any]:
-    phase, ready, _ = _references_status(sorted(policy.modelRefs, key=POSITION), phases)
+    states = [_reference_state(ref, phases.get(ref.key)) for ref in sorted(policy.modelRefs, key=POSITION)]
+    phase, ready = _readiness([unusable for _, unusable in states if unusable], len(states))
     return {"phase": phase, "conditions": [ready]}
 
 
@@ -338,10 +370,11 @@ class _Targets:
             gateways.setdefault(tenant.namespace, _gateway_auth_policy(config, tenant.gateway_name(config.platform)))
         return cls(gateways, {model.key: _model_policies(model) for model in config.models})
 
-    def dependencies(self, entry: AuthPolicyConfig | SubscriptionConfig, which: int) -> list[str]:
-        """The tenant's gateway AuthPolicy, then policy `which` of each configured model the entry references."""
-        models = [self.model_policies.get(key) for key in sorted([ref.key for ref in entry.modelRefs])]
-        return [self.gateway_policies[entry.namespace], *[policies[which] for policies in models if policies]]
+    def auth_policy_dependencies(self, policy: AuthPolicyConfig) -> list[str]:
+        """The tenant's gateway AuthPolicy, then the AuthPolicy of each configured model the policy references
+        (`status_write` sorts them)."""
+        models = [self.model_policies.get(ref.key) for ref in policy.modelRefs]
+        return [self.gateway_policies[policy.namespace], *[policies[AUTH] for policies in models if policies]]
 
 
 def _model_outputs(model: ModelConfig, status: dict[str, Any]) -> dict[str, Any]:

@@ -115,39 +115,32 @@ def counters(identity: Identity) -> list[dict[str, str]]:
     return [{"expression": IDENTITY_ATTRIBUTE[identity]}, {"expression": USER_COUNTER}]
 
 
-def limit_names(members: Iterable[Member]) -> dict[str, str]:
-    """The limit each member lands in, keyed by its model-scoped key."""
-    members = list(members)
-    generations: dict[tuple[Rate, ...], set[Identity]] = defaultdict(set)
+def limit_groups(members: Iterable[Member]) -> dict[str, list[Member]]:
+    """One model's members by the limit each lands in, ordered by limit name: one limit per rate set, whose short-ID
+    members get a limit of their own (`-id`) when legacy members share the rate set; unlimited members in
+    `UNLIMITED`. Grouped once per plan: both predicate formats (`RateLimitPlan.policies_in`) are written from it."""
+    generations: dict[tuple[tuple[Rate, ...] | None, Identity], list[Member]] = defaultdict(list)
     for m in members:
-        if m.rates is not None:
-            generations[m.rates].add(m.identity)
-    bases = {rates: limit_name(rates) for rates in generations}
-    names = {}
-    for m in members:
-        if m.rates is None:
-            names[m.key] = UNLIMITED
+        generations[m.rates, m.identity].append(m)
+    groups: dict[str, list[Member]] = defaultdict(list)
+    for (rates, identity), found in generations.items():
+        if rates is None:
+            groups[UNLIMITED] += found
         else:
-            split = len(generations[m.rates]) == 2 and m.identity == "short"
-            names[m.key] = bases[m.rates] + "-id" if split else bases[m.rates]
-    return names
+            split = identity == "short" and (rates, "legacy") in generations
+            groups[limit_name(rates) + "-id" if split else limit_name(rates)] += found
+    return {name: groups[name] for name in sorted(groups)}
 
 
 def limits(
     members: Iterable[Member],
     exempt_model_discovery: bool,
     compact: bool = False,
-    names: Mapping[str, str] | None = None,
+    groups: Mapping[str, list[Member]] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """`spec.limits` of one model's policy, keyed and ordered by limit name (`names`: `limit_names(members)`)."""
-    members = list(members)
-    names = limit_names(members) if names is None else names
-    grouped: dict[str, list[Member]] = defaultdict(list)
-    for m in members:
-        grouped[names[m.key]].append(m)
+    """`spec.limits` of one model's policy, keyed and ordered by limit name (`groups`: `limit_groups(members)`)."""
     result = {}
-    for name in sorted(grouped):
-        group = grouped[name]
+    for name, group in (limit_groups(members) if groups is None else groups).items():
         entry: dict[str, Any] = {}
         if name != UNLIMITED:
             entry["rates"] = [{"limit": limit, "window": window} for limit, window in group[0].rates]
@@ -163,7 +156,7 @@ def limits(
 
 
 def token_rate_limit_policy(
-    model: ModelConfig, members: list[Member], names: Mapping[str, str], exempt: bool, compact: bool
+    model: ModelConfig, members: list[Member], groups: Mapping[str, list[Member]], exempt: bool, compact: bool
 ) -> dict:
     """The `maas-trlp-{model}` object: one per model, in the route namespace, targeting the model's HTTPRoute."""
     return route_policy(
@@ -174,7 +167,7 @@ def token_rate_limit_policy(
         "maas-subscription",
         "token-rate-limit-policy",
         {naming.SUBSCRIPTIONS_ANNOTATION: ",".join(sorted({m.subscription for m in members}))},
-        limits=limits(members, exempt, compact, names),
+        limits=limits(members, exempt, compact, groups),
     )
 
 
@@ -184,10 +177,10 @@ class ModelLimits:
 
     model: ModelConfig
     members: list[Member]
-    names: dict[str, str]  # `limit_names(members)`
+    groups: dict[str, list[Member]]  # `limit_groups(members)`
 
     def policy(self, exempt: bool, compact: bool) -> dict:
-        return token_rate_limit_policy(self.model, self.members, self.names, exempt, compact)
+        return token_rate_limit_policy(self.model, self.members, self.groups, exempt, compact)
 
 
 @dataclass(frozen=True)
@@ -226,11 +219,8 @@ def plan_rate_limits(config: MaasConfig, identities: Mapping[str, Identity]) -> 
                 )
     platform = config.platform
     exempt, compact = platform.exemptModelDiscovery, platform.predicateFormat == "compact"
-    names: dict[str, str] = {}  # model-scoped key -> limit
-    grouped = {}
-    for model in sorted(by_model):
-        grouped[model] = ModelLimits(models[model], by_model[model], limit_names(by_model[model]))
-        names.update(grouped[model].names)
+    grouped = {key: ModelLimits(models[key], found, limit_groups(found)) for key, found in sorted(by_model.items())}
+    names = _limit_names(grouped.values())
     outputs = {key: _output(by_subscription[key], identities[key], names) for key in sorted(by_subscription)}
     return RateLimitPlan(_policies(grouped, exempt, compact), outputs, warnings, identities, grouped, exempt)
 
@@ -246,6 +236,11 @@ def _members(config: MaasConfig, identities: Mapping[str, Identity]) -> dict[str
             for ref in s.modelRefs
         }
     return found
+
+
+def _limit_names(grouped: Iterable[ModelLimits]) -> dict[str, str]:
+    """The limit each member lands in, keyed by its model-scoped key."""
+    return {m.key: name for limits in grouped for name, group in limits.groups.items() for m in group}
 
 
 def _output(members: Mapping[str, Member], identity: Identity, names: Mapping[str, str]) -> dict[str, Any]:
