@@ -940,3 +940,17 @@ def test_a_bytes_like_value_is_never_shared():
     assert errors_of(raw) == [
         "maas:subscriptions[1] (models-as-a-service/b).modelRefs[0].tokenRateLimits: must be a list (got bytes b'')"
     ]
+
+
+def test_a_model_reference_hashes_by_value_and_keeps_its_rates_in_order():
+    """The plan keys tables on references; the hash is computed once (the entry is frozen) and follows equality."""
+    from maas.config import SubscriptionModelRef
+
+    def ref(window: str) -> SubscriptionModelRef:
+        rates = [{"limit": 100, "window": window}, {"limit": 5, "window": "1s"}]
+        return SubscriptionModelRef.model_validate({"name": "m", "namespace": "llm", "tokenRateLimits": rates})
+
+    a, b, other = ref("1m"), ref("1m"), ref("1h")
+    assert a is not b and a == b and hash(a) == hash(b) and {a: 1}[b] == 1
+    assert other != a and other not in {a}
+    assert a.rate_pairs == ((100, "1m"), (5, "1s"))

@@ -462,6 +462,21 @@ class SubscriptionModelRef(Strict):
     def key(self) -> str:
         return naming.qualified(self.namespace, self.name)
 
+    @cached_property
+    def rate_pairs(self) -> tuple[tuple[int, str], ...]:
+        """(limit, window) of each `tokenRateLimits` entry, in order: read once per distinct reference (identical
+        references are one object, `validated_once`), not once per subscription that lists it."""
+        return tuple((rate.limit, rate.window) for rate in self.tokenRateLimits)
+
+    @cached_property
+    def value_hash(self) -> int:
+        return hash((self.name, self.namespace, self.tokenRateLimits, self.billingRate, self.unlimited))
+
+    def __hash__(self) -> int:
+        """Computed once: the plan keys tables on references, and pydantic's frozen-model hash walks every field
+        (and each rate's) again at every look-up. The entry is frozen, so its hash cannot change."""
+        return self.value_hash
+
 
 class SubscriptionConfig(Strict):
     name: DnsLabel

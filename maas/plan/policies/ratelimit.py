@@ -14,7 +14,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from operator import attrgetter
 from typing import Any
 
 from ... import naming
@@ -78,12 +77,11 @@ def rate_set(rates: Iterable[Rate]) -> tuple[Rate, ...]:
 
 
 _rate_set = lru_cache(maxsize=1024)(rate_set)
-_RATE = attrgetter("limit", "window")
 
 
 def rates_of(ref: SubscriptionModelRef) -> tuple[Rate, ...]:
     """The rate set of a model reference, computed once per distinct list: thousands of references share a few."""
-    return _rate_set(tuple(map(_RATE, ref.tokenRateLimits)))
+    return _rate_set(ref.rate_pairs)
 
 
 def limit_name(rates: tuple[Rate, ...]) -> str:
