@@ -159,7 +159,10 @@ class Plan:
 
     def owner(self, kind: str, name: str) -> Owner:
         """The owner `kind/name`, created on first use (kinds: Platform, Tenant, Model, ...)."""
-        return self.owners_by_key.setdefault((kind, name), Owner(kind, name))
+        found = self.owners_by_key.get((kind, name))
+        if found is None:  # not `setdefault`, which would build an Owner at each of tens of thousands of calls
+            found = self.owners_by_key[(kind, name)] = Owner(kind, name)
+        return found
 
     def add(self, kind: str, name: str, *objects: Desired) -> None:
         self.owner(kind, name).objects.extend(objects)
