@@ -38,7 +38,7 @@ from ..policies.identity import Identity
 from ..policies.ratelimit import Rate, RateLimitPlan, plan_rate_limits, rate_set, rates_of
 from .budget import WARN_PERCENT, GatewayBudget, Sizing, percent_of
 from .policies import TRLP, PolicyIndex
-from .routes import Gateway, Listener, Route, as_seen, attached
+from .routes import Gateway, Listener, Route, attached
 
 NAMES = (
     "maas:platform.predicateFormat: compact, moving models to another tenant's gateway, writing rate sets that "
@@ -139,12 +139,7 @@ class Levers:
     def _written(self) -> set[tuple[str, str]]:
         """(namespace, name) of the plan's TokenRateLimitPolicies that Kuadrant will see as planned (a lever can
         change those only)."""
-        observed = self.sizing.observed
-        return {
-            (obj.namespace or "", obj.name)
-            for obj in self.sizing.objects
-            if obj.kind == TRLP and as_seen(obj, observed) is obj.body
-        }
+        return {(p.namespace, p.name) for p in self.sizing.policies if p.kind == TRLP and p.planned}
 
     def _changeable(self, models: Iterable[str]) -> list[str]:
         """Those of `models` whose TokenRateLimitPolicy the plan writes."""

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from ...observe.policy_views import limit_of
 from .encoding import NOTHING, Composite, CompositeList, Measure, Measurer, Spliced, array_punctuation
 from .policies import (
     AUTH,
@@ -135,7 +134,7 @@ def token_actions(route: Route, rules: Rules) -> TokenActions:
         rule = rules[name]
         identifier = limit_id(rule.source.namespace, rule.source.name, name)
         limits.append(identifier)
-        limit = limit_of(rule.spec)
+        limit = rule.limit
         data = [_expression(identifier, "1"), *(_expression(c, c) for c in limit.counters)]
         conditions = [*top, *limit.predicates]
         for service, hits in ((CHECK_SERVICE, "0"), (REPORT_SERVICE, REPORTED_TOKENS)):
