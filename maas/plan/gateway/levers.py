@@ -218,16 +218,13 @@ class Levers:
 
     def _spellings(self, models: set[str]) -> dict[tuple[str, tuple[Rate, ...]], tuple[Rate, ...]]:
         """(model, rate set) -> the same rates in their largest whole units, for each rate set of a model that
-        another one of it differs from only in spelling."""
-        subscriptions = self.config.subscriptions
-        windows = {rate.window for s in subscriptions for ref in s.modelRefs for rate in ref.tokenRateLimits}
+        another one of it differs from only in spelling (each model's rate sets read from its members as
+        `plan_rate_limits` grouped them)."""
+        grouped = {model: limits.members for model, limits in self.rate_limits.grouped.items() if model in models}
+        sets = {model: {m.rates for m in members if m.rates is not None} for model, members in grouped.items()}
+        windows = {window for found in sets.values() for rates in found for _, window in rates}
         if len({_largest_unit(window) for window in windows}) == len(windows):
             return {}  # no two spellings of one window: no rate set differs from another only so
-        sets: dict[str, set[tuple[Rate, ...]]] = defaultdict(set)
-        for subscription in subscriptions:
-            for ref in subscription.modelRefs:
-                if ref.key in models and not ref.unlimited:
-                    sets[ref.key].add(rates_of(ref))
         respelled = {}
         for model, found in sets.items():
             alike: dict[tuple[Rate, ...], list[tuple[Rate, ...]]] = defaultdict(list)
