@@ -390,7 +390,7 @@ def _with_parents(route: Route, gateway: Gateway, parents: list[dict[str, str]])
     kept = [_written_out(ref) for ref in route.view.parent_refs if not _points_at(ref, route, gateway)]
     spec = route.body.get("spec")
     spec = {**(spec if isinstance(spec, Mapping) else {}), "parentRefs": [*kept, *parents]}
-    return Route(route.namespace, route.name, {**route.body, "spec": spec}, route.model)
+    return Route(route.namespace, route.name, {**route.body, "spec": spec}, route.model, route.planned)
 
 
 def _parent(gateway: Gateway, section: str | None = None) -> dict[str, str]:
