@@ -114,22 +114,25 @@ def match_predicates(match: Match) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class TokenActions:
-    """The check and report actions of one route's effective TokenRateLimitPolicy, and its limit identifiers."""
+    """The actions of one route's effective TokenRateLimitPolicy and its limit identifiers: each limit's check
+    action, whose report action is made only when the actions are written out (it is the same but for the service
+    and the hits, `REPORT_MORE`, so the budget measures the checks alone)."""
 
-    actions: tuple[dict[str, Any], ...]
+    checks: tuple[dict[str, Any], ...]
     limits: tuple[str, ...]
     after_auth: bool  # `hasAuthAccess`: they read the identity, so they run after the auth action
 
     @cached_property
-    def checks(self) -> tuple[dict[str, Any], ...]:
-        """Each limit's check action; its report action is the same but for `REPORT_MORE`."""
-        return self.actions[::2]
+    def actions(self) -> tuple[dict[str, Any], ...]:
+        """Per limit its check, then its report."""
+        return tuple(action for check in self.checks for action in (check, _report(check)))
 
 
 def token_actions(route: Route, rules: Rules) -> TokenActions:
-    """`buildWasmActionsForTokenRateLimit`: per limit in name order, check (hits 0) then report (the tokens)."""
+    """`buildWasmActionsForTokenRateLimit`: per limit in name order, check (hits 0) then report (the tokens). A
+    report reads what its check reads, and the tokens: the checks say whether they read the identity."""
     top = predicates(rules[TOP_LEVEL_PREDICATES].spec) if TOP_LEVEL_PREDICATES in rules else []
-    actions, limits = [], []
+    checks, limits = [], []
     for name in sorted(key for key in rules if key != TOP_LEVEL_PREDICATES):
         rule = rules[name]
         identifier = limit_id(rule.source.namespace, rule.source.name, name)
@@ -137,9 +140,15 @@ def token_actions(route: Route, rules: Rules) -> TokenActions:
         limit = rule.limit
         data = [_expression(identifier, "1"), *(_expression(c, c) for c in limit.counters)]
         conditions = [*top, *limit.predicates]
-        for service, hits in ((CHECK_SERVICE, "0"), (REPORT_SERVICE, REPORTED_TOKENS)):
-            actions.append(_limit_action(service, hits, route.key, rule.source.locator, data, conditions))
-    return TokenActions(tuple(actions), tuple(limits), reads_identity(actions))
+        checks.append(_limit_action(CHECK_SERVICE, "0", route.key, rule.source.locator, data, conditions))
+    return TokenActions(tuple(checks), tuple(limits), reads_identity(checks))
+
+
+def _report(check: dict[str, Any]) -> dict[str, Any]:
+    """A limit's report action, from its check: the tokens as hits."""
+    (conditional,) = check["conditionalData"]
+    data, conditions = conditional["data"][:-1], conditional.get("predicates", [])
+    return _limit_action(REPORT_SERVICE, REPORTED_TOKENS, check["scope"], check["sources"][0], data, conditions)
 
 
 def _limit_action(
@@ -365,7 +374,7 @@ class Builder:
             found = measurer.run(tokens.checks) * 2 + REPORT_MORE * len(tokens.checks)
             if fields is not None:
                 found += measurer.measure(auth_action(ANY_PATH, fields))
-            self._memo[key] = found + array_punctuation((fields is not None) + len(tokens.actions))
+            self._memo[key] = found + array_punctuation((fields is not None) + 2 * len(tokens.checks))
         return self._memo[key]
 
     def _heads_measure(self, rule: RulePath, measurer: Measurer) -> Measure:
@@ -385,7 +394,7 @@ class Builder:
         auths, limits = (self.index.on_rules(kind, *place, names) for kind in (AUTH, TRLP))
         for rule, auth, limit in zip(rules, auths, limits, strict=True):
             fields, tokens = self._actions(route, auth, limit)
-            if fields is not None or tokens.actions:
+            if fields is not None or tokens.checks:
                 yield rule, fields, tokens
 
     def _rules(self, listener: Listener, route: Route) -> tuple[RulePath, ...]:
