@@ -183,8 +183,10 @@ class Levers:
         return Lever("maas:platform.predicateFormat: compact", self._measured(gateway, index=index))
 
     def _retire_legacy(self, gateway: Gateway, budget: GatewayBudget) -> Lever | None:
-        models = set(self._changeable(self.models_on(gateway)))
         identities = self._identities
+        if "legacy" not in identities.values():
+            return None  # nothing to retire: the subscriptions are not read one by one
+        models = set(self._changeable(self.models_on(gateway)))
         legacy = sorted(
             s.key
             for s in self.config.subscriptions

@@ -172,7 +172,7 @@ def routes(config: MaasConfig, plan: Plan, observed: Observed) -> list[Route]:
     """Every route the gateways will carry: rendered, else live, else KServe's template; sorted by key."""
     models = {(m.route_namespace, m.route_name): m for m in config.models}
     found: dict[tuple[str, str], Route] = {}
-    seen = ((obj, as_seen(obj, observed)) for obj in plan.objects() if obj.kind == "HTTPRoute" and not obj.subresource)
+    seen = ((obj, as_seen(obj, observed)) for obj in plan.objects() if not obj.subresource and obj.kind == "HTTPRoute")
     rendered = ((body, body is obj.body) for obj, body in seen)
     live = ((body, False) for ref, body in observed.objects.items() if ref.kind == "HTTPRoute")
     for bodies in (rendered, live):
