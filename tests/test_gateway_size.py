@@ -14,6 +14,8 @@ import pytest
 from maas.config import load_config
 from maas.config.schema import ModelConfig
 from maas.observe import Observed
+from maas.observe.policy_views import limit_of, planned_limit
+from maas.observe.views import LiveRoute, view_of
 from maas.plan.build import build_plan
 from maas.plan.gateway.budget import Sizing, around, measured, plan_policies, stored_size
 from maas.plan.gateway.encoding import (
@@ -331,6 +333,38 @@ def test_the_fast_size_of_a_rendered_plan_equals_its_full_serialisation_byte_for
     carrier = wasm_object(built.gateway, built.body(), version)
     assert len(built.action_sets) == 12 * 19 + 4
     assert Measurer().measure(carrier).stored == len(stored_json(carrier).encode("utf-8"))
+
+
+def test_a_planned_limit_reads_directly_as_a_live_one_reads():
+    """The budget reads the limits of the policies this program writes without nodes: in either predicate format,
+    legacy, short, unlimited and the gateway's default deny, they read as `limit_of` reads them."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from render_scale import configuration
+
+    raw = configuration(40, "legacy")
+    raw["subscriptions"][0]["modelRefs"][0] = {**raw["subscriptions"][0]["modelRefs"][0], "unlimited": True}
+    del raw["subscriptions"][0]["modelRefs"][0]["tokenRateLimits"]
+    raw["subscriptions"][1]["rateLimitIdentity"] = "short"
+    for predicate_format in ("default", "compact"):
+        raw["platform"] = {**raw.get("platform", {}), "predicateFormat": predicate_format}
+        plan = build_plan(load_config(raw), Observed.nothing())
+        policies = [p for p in plan_policies(plan, Observed.nothing()) if p.kind == "TokenRateLimitPolicy"]
+        assert all(p.planned for p in policies)
+        limits = {(p.name, name): entry for p in policies for name, entry in p.proper.limits.items()}
+        assert {"tokens-unlimited", "deny-all-by-default"} <= {name for _, name in limits}
+        assert {k: planned_limit(e) for k, e in limits.items()} == {k: limit_of(e) for k, e in limits.items()}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_planned_route_reads_directly_as_a_live_one_reads(seed):
+    """The budget reads the routes this program renders and KServe's template of one without nodes: ExternalModel,
+    KServe and maas-api routes, with and without hostnames, read as `view_of` reads them."""
+    from tests.enforcement import generated_stack
+
+    config = load_config(generated_stack(seed))
+    found = routes(config, build_plan(config, Observed.nothing()), Observed.nothing())
+    assert {r.model is None for r in found} == {True, False} and all(r.planned for r in found)
+    assert [LiveRoute.planned(r.body) for r in found] == [view_of(LiveRoute, r.body) for r in found]
 
 
 def test_a_planned_policy_not_yet_created_is_the_newest_on_its_level():

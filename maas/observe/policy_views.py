@@ -67,6 +67,14 @@ def limit_of(value: Any) -> Limit:
     return Limit.parse(Node(value))
 
 
+def planned_limit(value: Mapping[str, Any]) -> Limit:
+    """A limit as this program writes it (`plan/policies/ratelimit.py`, the gateway's default deny), read directly:
+    it is well-formed, so it reads as `limit_of` reads it, and the gateway budget reads thousands of them."""
+    rates = tuple((rate["limit"], rate["window"]) for rate in value.get("rates", ()))
+    counters = tuple(counter["expression"] for counter in value.get("counters", ()))
+    return Limit(tuple(entry["predicate"] for entry in value.get("when", ())), rates, counters)
+
+
 @dataclass(frozen=True)
 class LivePolicy:
     """A Kuadrant policy as the plan reads it live: its target (its rules are merged verbatim, see

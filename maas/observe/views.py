@@ -8,7 +8,7 @@ always well-formed), so a concern that takes "live, else planned" reads one type
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
@@ -80,7 +80,10 @@ class ParentRef:
 
     @classmethod
     def parse(cls, node: Node) -> ParentRef:
-        return cls(*(node.text(k) for k in ("group", "kind", "namespace", "name", "sectionName")))
+        return cls(*(node.text(k) for k in _PARENT_FIELDS))
+
+
+_PARENT_FIELDS = ("group", "kind", "namespace", "name", "sectionName")
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,12 @@ class RouteMatch:
             _pairs(node, "queryParams"),
         )
 
+    @classmethod
+    def planned(cls, match: Mapping[str, Any]) -> RouteMatch:
+        path = match.get("path", {})
+        headers, query = (_planned_pairs(match.get(key, ())) for key in ("headers", "queryParams"))
+        return cls(path.get("type"), path.get("value"), match.get("method"), headers, query)
+
 
 @dataclass(frozen=True)
 class RouteRule:
@@ -140,6 +149,28 @@ class LiveRoute:
             for p in node.items("status", "parents")
         )
         return cls(Meta.parse(node), node.strings("spec", "hostnames"), refs, rules, parents)
+
+    @classmethod
+    def planned(cls, body: Mapping[str, Any]) -> LiveRoute:
+        """A route as this program renders it (or KServe's template of one, `plan/gateway/routes.py`), read
+        directly: it is well-formed and has no status, so it reads as `parse` reads it, at a third of the cost
+        (the gateway budget reads one per model)."""
+        metadata, spec = body["metadata"], body.get("spec", {})
+        meta = Meta(
+            metadata.get("namespace"),
+            metadata.get("name"),
+            metadata.get("uid"),
+            metadata.get("creationTimestamp"),
+            metadata.get("labels", {}),
+            metadata.get("annotations", {}),
+            tuple(metadata.get("finalizers", ())),
+        )
+        refs = tuple(ParentRef(*map(ref.get, _PARENT_FIELDS)) for ref in spec.get("parentRefs", ()))
+        rules = tuple(
+            RouteRule(rule.get("name"), tuple(map(RouteMatch.planned, rule.get("matches", ()))))
+            for rule in spec.get("rules", ())
+        )
+        return cls(meta, tuple(enumerate(spec.get("hostnames", ()))), refs, rules, ())
 
     @property
     def hostnames(self) -> tuple[str, ...]:
@@ -327,3 +358,7 @@ def meta_of(body: Mapping[str, Any]) -> Meta:
 
 def _pairs(node: Node, key: str) -> tuple[tuple[str, str], ...]:
     return tuple((e.text("name") or "", e.text("value") or "") for e in node.items(key))
+
+
+def _planned_pairs(entries: Iterable[Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
+    return tuple((e.get("name") or "", e.get("value") or "") for e in entries)

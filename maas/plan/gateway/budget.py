@@ -106,30 +106,25 @@ class GatewayBudget:
 
 def plan_policies(plan: Plan, observed: Observed) -> list[Policy]:
     """The plan's AuthPolicies and TokenRateLimitPolicies as Kuadrant will see them."""
-    return [_policy(obj, observed) for obj in policy_objects(plan)]
-
-
-def policy_objects(plan: Plan) -> list[Desired]:
-    """The plan's AuthPolicies and TokenRateLimitPolicies."""
-    return [obj for obj in plan.objects() if obj.kind in (AUTH, TRLP) and obj.subresource is None]
+    return [_policy(obj, observed) for obj in plan.objects() if obj.subresource is None and obj.kind in (AUTH, TRLP)]
 
 
 def _policy(obj: Desired, observed: Observed) -> Policy:
     """A planned policy as Kuadrant will see it, ordered by its live creation time when it exists."""
     live = observed.meta(obj.kind, obj.namespace, obj.name)
     created = live and live.created
-    return Policy(obj.kind, obj.namespace or "", obj.name, as_seen(obj, observed).get("spec") or {}, created or "")
+    seen = as_seen(obj, observed)
+    return Policy(obj.kind, obj.namespace or "", obj.name, seen.get("spec") or {}, created or "", seen is obj.body)
 
 
 class Sizing:
-    """What every measurement of one plan shares: its policies (planned, and as Kuadrant will see them) and their
-    index, the routes the gateways carry, each Gateway, a builder per Gateway and index, and one measurer. A Gateway
-    measured again from other routes or another index (a lever) measures only the routes it has not measured."""
+    """What every measurement of one plan shares: its policies (as Kuadrant will see them) and their index, the
+    routes the gateways carry, each Gateway, a builder per Gateway and index, and one measurer. A Gateway measured
+    again from other routes or another index (a lever) measures only the routes it has not measured."""
 
     def __init__(self, config: MaasConfig, plan: Plan, observed: Observed) -> None:
         self.config, self.plan, self.observed = config, plan, observed
-        self.objects = policy_objects(plan)
-        self.policies = [_policy(obj, observed) for obj in self.objects]
+        self.policies = plan_policies(plan, observed)
         self.index = PolicyIndex(self.policies)
         self.routes = routes(config, plan, observed)
         self.version = config.platform.kuadrantVersion

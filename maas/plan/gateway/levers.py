@@ -38,7 +38,7 @@ from ..policies.identity import Identity
 from ..policies.ratelimit import Rate, RateLimitPlan, plan_rate_limits, rate_set, rates_of
 from .budget import WARN_PERCENT, GatewayBudget, Sizing, percent_of
 from .policies import TRLP, PolicyIndex
-from .routes import Gateway, Listener, Route, as_seen, attached
+from .routes import Gateway, Listener, Route, attached
 
 NAMES = (
     "maas:platform.predicateFormat: compact, moving models to another tenant's gateway, writing rate sets that "
@@ -139,12 +139,7 @@ class Levers:
     def _written(self) -> set[tuple[str, str]]:
         """(namespace, name) of the plan's TokenRateLimitPolicies that Kuadrant will see as planned (a lever can
         change those only)."""
-        observed = self.sizing.observed
-        return {
-            (obj.namespace or "", obj.name)
-            for obj in self.sizing.objects
-            if obj.kind == TRLP and as_seen(obj, observed) is obj.body
-        }
+        return {(p.namespace, p.name) for p in self.sizing.policies if p.kind == TRLP and p.planned}
 
     def _changeable(self, models: Iterable[str]) -> list[str]:
         """Those of `models` whose TokenRateLimitPolicy the plan writes."""
@@ -188,8 +183,10 @@ class Levers:
         return Lever("maas:platform.predicateFormat: compact", self._measured(gateway, index=index))
 
     def _retire_legacy(self, gateway: Gateway, budget: GatewayBudget) -> Lever | None:
-        models = set(self._changeable(self.models_on(gateway)))
         identities = self._identities
+        if "legacy" not in identities.values():
+            return None  # nothing to retire: the subscriptions are not read one by one
+        models = set(self._changeable(self.models_on(gateway)))
         legacy = sorted(
             s.key
             for s in self.config.subscriptions
@@ -223,16 +220,13 @@ class Levers:
 
     def _spellings(self, models: set[str]) -> dict[tuple[str, tuple[Rate, ...]], tuple[Rate, ...]]:
         """(model, rate set) -> the same rates in their largest whole units, for each rate set of a model that
-        another one of it differs from only in spelling."""
-        subscriptions = self.config.subscriptions
-        windows = {rate.window for s in subscriptions for ref in s.modelRefs for rate in ref.tokenRateLimits}
+        another one of it differs from only in spelling (each model's rate sets read from its members as
+        `plan_rate_limits` grouped them)."""
+        grouped = {model: limits.members for model, limits in self.rate_limits.grouped.items() if model in models}
+        sets = {model: {m.rates for m in members if m.rates is not None} for model, members in grouped.items()}
+        windows = {window for found in sets.values() for rates in found for _, window in rates}
         if len({_largest_unit(window) for window in windows}) == len(windows):
             return {}  # no two spellings of one window: no rate set differs from another only so
-        sets: dict[str, set[tuple[Rate, ...]]] = defaultdict(set)
-        for subscription in subscriptions:
-            for ref in subscription.modelRefs:
-                if ref.key in models and not ref.unlimited:
-                    sets[ref.key].add(rates_of(ref))
         respelled = {}
         for model, found in sets.items():
             alike: dict[tuple[Rate, ...], list[tuple[Rate, ...]]] = defaultdict(list)
@@ -398,7 +392,7 @@ def _with_parents(route: Route, gateway: Gateway, parents: list[dict[str, str]])
     kept = [_written_out(ref) for ref in route.view.parent_refs if not _points_at(ref, route, gateway)]
     spec = route.body.get("spec")
     spec = {**(spec if isinstance(spec, Mapping) else {}), "parentRefs": [*kept, *parents]}
-    return Route(route.namespace, route.name, {**route.body, "spec": spec}, route.model)
+    return Route(route.namespace, route.name, {**route.body, "spec": spec}, route.model, route.planned)
 
 
 def _parent(gateway: Gateway, section: str | None = None) -> dict[str, str]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from ...observe.policy_views import ProperSpec, proper_of, target_of
+from ...observe.policy_views import Limit, ProperSpec, limit_of, planned_limit, proper_of, target_of
 from ...observe.policy_views import predicates as predicates  # read here by wasm.py and the tools
 
 TRLP = "TokenRateLimitPolicy"
@@ -28,13 +28,15 @@ AUTH_CONDITIONS = "conditions#"
 
 @dataclass(frozen=True)
 class Policy:
-    """One policy as Kuadrant reads it: kind, place, `spec`, and its creation time when it is live."""
+    """One policy as Kuadrant reads it: kind, place, `spec`, its creation time when it is live, and whether `spec`
+    is as this program writes it (well-formed, so its limits are read directly)."""
 
     kind: str
     namespace: str
     name: str
     spec: Mapping[str, Any]
     created: str = ""
+    planned: bool = False
 
     @cached_property
     def locator(self) -> str:
@@ -72,6 +74,11 @@ class Rule:
 
     source: Policy
     spec: Any
+
+    @property
+    def limit(self) -> Limit:
+        """A TokenRateLimitPolicy rule's limit, read leniently unless its policy is planned."""
+        return planned_limit(self.spec) if self.source.planned else limit_of(self.spec)
 
 
 Rules = dict[str, Rule]

@@ -76,6 +76,7 @@ class Route:
     name: str
     body: Mapping[str, Any]
     model: str | None = None
+    planned: bool = False  # as this program renders it, or KServe's template: well-formed
 
     @cached_property
     def key(self) -> str:
@@ -83,8 +84,8 @@ class Route:
 
     @cached_property
     def view(self) -> LiveRoute:
-        """The body read once (a live route may hold anything; a rendered one reads the same)."""
-        return view_of(LiveRoute, self.body)
+        """The body read once (a live route may hold anything; a planned one is read directly)."""
+        return LiveRoute.planned(self.body) if self.planned else view_of(LiveRoute, self.body)
 
     @property
     def created(self) -> str:
@@ -171,18 +172,19 @@ def routes(config: MaasConfig, plan: Plan, observed: Observed) -> list[Route]:
     """Every route the gateways will carry: rendered, else live, else KServe's template; sorted by key."""
     models = {(m.route_namespace, m.route_name): m for m in config.models}
     found: dict[tuple[str, str], Route] = {}
-    rendered = (as_seen(obj, observed) for obj in plan.objects() if obj.kind == "HTTPRoute" and not obj.subresource)
-    live = (body for ref, body in observed.objects.items() if ref.kind == "HTTPRoute")
+    seen = ((obj, as_seen(obj, observed)) for obj in plan.objects() if not obj.subresource and obj.kind == "HTTPRoute")
+    rendered = ((body, body is obj.body) for obj, body in seen)
+    live = ((body, False) for ref, body in observed.objects.items() if ref.kind == "HTTPRoute")
     for bodies in (rendered, live):
-        for body in bodies:
+        for body, planned in bodies:
             meta = meta_of(body)
             place = (meta.namespace or "", meta.name or "")
             if place not in found:
                 model = models.get(place)
-                found[place] = Route(*place, body, model.key if model else None)
+                found[place] = Route(*place, body, model.key if model else None, planned)
     for place, model in models.items():
         if place not in found and model.modelRef.kind == "LLMInferenceService" and _may_exist(model, observed):
-            found[place] = Route(*place, kserve_route(config, model, observed), model.key)
+            found[place] = Route(*place, kserve_route(config, model, observed), model.key, planned=True)
     return [found[place] for place in sorted(found)]
 
 

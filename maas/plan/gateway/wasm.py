@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from ...observe.policy_views import limit_of
 from .encoding import NOTHING, Composite, CompositeList, Measure, Measurer, Spliced, array_punctuation
 from .policies import (
     AUTH,
@@ -115,32 +114,41 @@ def match_predicates(match: Match) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class TokenActions:
-    """The check and report actions of one route's effective TokenRateLimitPolicy, and its limit identifiers."""
+    """The actions of one route's effective TokenRateLimitPolicy and its limit identifiers: each limit's check
+    action, whose report action is made only when the actions are written out (it is the same but for the service
+    and the hits, `REPORT_MORE`, so the budget measures the checks alone)."""
 
-    actions: tuple[dict[str, Any], ...]
+    checks: tuple[dict[str, Any], ...]
     limits: tuple[str, ...]
     after_auth: bool  # `hasAuthAccess`: they read the identity, so they run after the auth action
 
     @cached_property
-    def checks(self) -> tuple[dict[str, Any], ...]:
-        """Each limit's check action; its report action is the same but for `REPORT_MORE`."""
-        return self.actions[::2]
+    def actions(self) -> tuple[dict[str, Any], ...]:
+        """Per limit its check, then its report."""
+        return tuple(action for check in self.checks for action in (check, _report(check)))
 
 
 def token_actions(route: Route, rules: Rules) -> TokenActions:
-    """`buildWasmActionsForTokenRateLimit`: per limit in name order, check (hits 0) then report (the tokens)."""
+    """`buildWasmActionsForTokenRateLimit`: per limit in name order, check (hits 0) then report (the tokens). A
+    report reads what its check reads, and the tokens: the checks say whether they read the identity."""
     top = predicates(rules[TOP_LEVEL_PREDICATES].spec) if TOP_LEVEL_PREDICATES in rules else []
-    actions, limits = [], []
+    checks, limits = [], []
     for name in sorted(key for key in rules if key != TOP_LEVEL_PREDICATES):
         rule = rules[name]
         identifier = limit_id(rule.source.namespace, rule.source.name, name)
         limits.append(identifier)
-        limit = limit_of(rule.spec)
+        limit = rule.limit
         data = [_expression(identifier, "1"), *(_expression(c, c) for c in limit.counters)]
         conditions = [*top, *limit.predicates]
-        for service, hits in ((CHECK_SERVICE, "0"), (REPORT_SERVICE, REPORTED_TOKENS)):
-            actions.append(_limit_action(service, hits, route.key, rule.source.locator, data, conditions))
-    return TokenActions(tuple(actions), tuple(limits), reads_identity(actions))
+        checks.append(_limit_action(CHECK_SERVICE, "0", route.key, rule.source.locator, data, conditions))
+    return TokenActions(tuple(checks), tuple(limits), reads_identity(checks))
+
+
+def _report(check: dict[str, Any]) -> dict[str, Any]:
+    """A limit's report action, from its check: the tokens as hits."""
+    (conditional,) = check["conditionalData"]
+    data, conditions = conditional["data"][:-1], conditional.get("predicates", [])
+    return _limit_action(REPORT_SERVICE, REPORTED_TOKENS, check["scope"], check["sources"][0], data, conditions)
 
 
 def _limit_action(
@@ -350,13 +358,13 @@ class Builder:
 
     def _size(self, listener: Listener, route: Route, measurer: Measurer) -> RouteSize:
         """Each rule's action list is measured once and counted once per ActionSet that copies it."""
-        bodies, count, limits = NOTHING, 0, set()
+        bodies, count, limits, rules = NOTHING, 0, set(), []
         for rule, fields, tokens in self._paths(listener, route):
             bodies += self._actions_measure(fields, tokens, measurer) * len(rule.heads)
-            bodies += self._heads_measure(rule, measurer)
             count += len(rule.heads)
             limits.update(tokens.limits)
-        return RouteSize(route, bodies, count, frozenset(limits))
+            rules.append(rule)
+        return RouteSize(route, bodies + self._heads_measure(rules, measurer), count, frozenset(limits))
 
     def _actions_measure(self, fields: AuthFields | None, tokens: TokenActions, measurer: Measurer) -> Measure:
         """A path's action list with these auth fields and token actions: the auth action as on any path, and
@@ -366,15 +374,16 @@ class Builder:
             found = measurer.run(tokens.checks) * 2 + REPORT_MORE * len(tokens.checks)
             if fields is not None:
                 found += measurer.measure(auth_action(ANY_PATH, fields))
-            self._memo[key] = found + array_punctuation((fields is not None) + len(tokens.actions))
+            self._memo[key] = found + array_punctuation((fields is not None) + 2 * len(tokens.checks))
         return self._memo[key]
 
-    def _heads_measure(self, rule: RulePath, measurer: Measurer) -> Measure:
-        """The rule's ActionSet bodies without their actions."""
-        key = ("heads measure", id(rule))  # the rule kept alive by `_rules`
+    def _heads_measure(self, rules: Sequence[RulePath], measurer: Measurer) -> Measure:
+        """The ActionSet bodies of these rules of one route without their actions, measured in one run (a route's
+        rules are a dozen small runs otherwise)."""
+        key = ("heads measure", *map(id, rules))  # the rules kept alive by `_rules`
         if key not in self._common:
-            conditions = measurer.run(tuple(head.conditions for head in rule.heads))
-            self._common[key] = (FRAME + NAME) * len(rule.heads) + conditions
+            heads = [head for rule in rules for head in rule.heads]
+            self._common[key] = (FRAME + NAME) * len(heads) + measurer.run(tuple(head.conditions for head in heads))
         return self._common[key]
 
     def _paths(self, listener: Listener, route: Route) -> Iterator[tuple[RulePath, AuthFields | None, TokenActions]]:
@@ -386,7 +395,7 @@ class Builder:
         auths, limits = (self.index.on_rules(kind, *place, names) for kind in (AUTH, TRLP))
         for rule, auth, limit in zip(rules, auths, limits, strict=True):
             fields, tokens = self._actions(route, auth, limit)
-            if fields is not None or tokens.actions:
+            if fields is not None or tokens.checks:
                 yield rule, fields, tokens
 
     def _rules(self, listener: Listener, route: Route) -> tuple[RulePath, ...]:
