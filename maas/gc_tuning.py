@@ -16,11 +16,18 @@ again: `freeze_plan` moves them out of the collector's sight (`gc.freeze()`), wh
 that render from about 5 s to 3 s. Frozen objects are still freed when nothing refers to them; only a cycle among
 them waits for `thaw`, which a tool that renders twice in one process (`diff`) calls after each render. Freezing at
 start, before the plan exists, gains nothing.
+
+While the configuration is loaded and the plan built and checked, `collection_paused` stops collection altogether:
+that work allocates millions of objects that live on or are freed by their reference counts, and makes no reference
+cycles, so every young collection there only traversed survivors (about 0.15 s of 4 s at 10,000 subscriptions, with
+the same peak memory).
 """
 
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 # Allocations between collections of the youngest generation (default 700), then how many young collections per
 # middle one (default 10) and middle ones per full one (default 10): the plan's objects live until it is
@@ -31,6 +38,20 @@ THRESHOLDS = (100_000, 50, 100)
 
 def tune_gc() -> None:
     gc.set_threshold(*THRESHOLDS)
+
+
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """No collection while the block runs, in a process whose entry point tuned the collector (tests and library
+    callers keep CPython's settings, as with `freeze_plan`)."""
+    pause = gc.isenabled() and gc.get_threshold() == THRESHOLDS
+    if pause:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if pause:
+            gc.enable()
 
 
 def freeze_plan() -> None:

@@ -954,3 +954,19 @@ def test_a_model_reference_hashes_by_value_and_keeps_its_rates_in_order():
     assert a is not b and a == b and hash(a) == hash(b) and {a: 1}[b] == 1
     assert other != a and other not in {a}
     assert a.rate_pairs == ((100, "1m"), (5, "1s"))
+
+
+def test_a_copy_with_changed_fields_computes_its_cached_properties_again():
+    """pydantic's `model_copy` copies cached property values; the copy of an entry with other rates (the budget's
+    respelling lever) must read its own rates, key and hash, not the original's."""
+    from maas.config import SubscriptionModelRef, TokenRateLimit
+
+    ref = SubscriptionModelRef.model_validate(
+        {"name": "m", "namespace": "llm", "tokenRateLimits": [{"limit": 100, "window": "60s"}]}
+    )
+    assert (ref.rate_pairs, ref.key) == (((100, "60s"),), "llm/m")
+    hash(ref)
+    copy = ref.model_copy(update={"tokenRateLimits": (TokenRateLimit(limit=100, window="1m"),), "name": "n"})
+    assert (copy.rate_pairs, copy.key) == (((100, "1m"),), "llm/n")
+    assert copy != ref and hash(copy) != hash(ref)
+    assert ref.model_copy() == ref and ref.model_copy().rate_pairs == ref.rate_pairs

@@ -342,6 +342,40 @@ def test_a_tuned_process_registers_with_the_plan_frozen_and_thaws_it_after_the_r
     assert gc.get_freeze_count() == 0
 
 
+@pytest.mark.parametrize("tuned", [True, False])
+def test_a_tuned_process_plans_without_collecting_and_collects_again_to_register(dev_raw, monkeypatch, tuned):
+    """`gc_tuning.collection_paused`: loading, planning and checking make no garbage cycles, so a process whose
+    entry point tuned the collector does not collect while it plans; registering (the SDK's futures) collects
+    again. An untuned process (tests, library callers) keeps collecting throughout."""
+    import gc
+
+    from maas.deploy import program
+    from maas.gc_tuning import THRESHOLDS
+
+    enabled: dict[str, bool] = {}
+    build_plan, deploy = program.build_plan, program.deploy
+
+    def planning(*args, **kwargs):
+        enabled["planning"] = gc.isenabled()
+        return build_plan(*args, **kwargs)
+
+    def deploying(*args, **kwargs):
+        enabled["deploying"] = gc.isenabled()
+        return deploy(*args, **kwargs)
+
+    monkeypatch.setattr(program, "build_plan", planning)
+    monkeypatch.setattr(program, "deploy", deploying)
+    before = gc.get_threshold()
+    if tuned:
+        gc.set_threshold(*THRESHOLDS)
+    try:
+        render(dev_raw)
+    finally:
+        gc.set_threshold(*before)
+    assert enabled == {"planning": not tuned, "deploying": True}
+    assert gc.isenabled()
+
+
 def test_each_render_in_one_process_has_its_own_stack_urn_and_exports(dev_raw):
     """The SDK keeps a process's first root stack: a later render of another stack must not inherit its URN."""
     first = render({"platform": {"scope": "platform"}}, stack="org")

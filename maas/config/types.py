@@ -7,11 +7,13 @@ what a platform engineer reads when `pulumi up` refuses a configuration. Every p
 
 from __future__ import annotations
 
+import inspect
 import marshal
 import re
 import urllib.parse
-from functools import lru_cache
-from typing import Annotated, Any
+from collections.abc import Mapping
+from functools import cache, cached_property, lru_cache
+from typing import Annotated, Any, Self
 
 from pydantic import (
     AfterValidator,
@@ -44,6 +46,20 @@ class Strict(BaseModel):
     """Unknown keys are errors (a typo must never be ignored) and validated entries are immutable."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with `update`d fields computes its cached properties again: pydantic copies their values, which
+        the old fields gave (a respelled reference kept its old rates)."""
+        copied = super().model_copy(update=update, deep=deep)
+        if update:
+            for name in _cached_properties(type(self)):
+                copied.__dict__.pop(name, None)
+        return copied
+
+
+@cache
+def _cached_properties(model: type) -> tuple[str, ...]:
+    return tuple(name for name in dir(model) if isinstance(inspect.getattr_static(model, name), cached_property))
 
 
 def validated_once(

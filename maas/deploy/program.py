@@ -32,7 +32,7 @@ from ..config import KEYS, NAMESPACE, ConfigError, ConfigIssue, MaasConfig, load
 from ..config.kubernetes import RENDER, reader_connection
 from ..config.secrets import Secrets, identity_warning
 from ..config.stackfile import no_keys_warning
-from ..gc_tuning import freeze_plan
+from ..gc_tuning import collection_paused, freeze_plan
 from ..observe import ObservationError, Observed, read_cluster, what_to_observe
 from ..plan.build import build_plan
 from ..plan.checks.issues import plan_issues
@@ -70,16 +70,17 @@ def run(observed: Observed | None = None, publish_failed: bool = False) -> Plan:
     taken elsewhere (the offline renderer); None reads the cluster of `platform.kubernetes` once, now.
     `publish_failed` (what `pulumi up` runs): a failed preflight that concerns tenants publishes their status
     first (module docstring); the renderer keeps the plain refusal, so `render` and `validate` exit 2."""
-    config = load_config(raw_from_pulumi())
-    rendering = config.platform.kubernetes.renderYamlToDirectory is not None
-    observation_warnings = [RENDER_ONLY] if rendering else []  # also when given a snapshot
-    if observed is None:
-        observed, observation_warnings = observe(config)
-    plan = build_plan(config, observed)
-    plan.warnings[:0] = observation_warnings
-    for note in plan.notes:  # before the checks, so that a refused update still shows every gateway's size
-        pulumi.log.info(note)
-    issues = plan_issues(config, plan, observed)
+    with collection_paused():  # the plan makes no garbage cycles (`maas.gc_tuning`); observation's few wait
+        config = load_config(raw_from_pulumi())
+        rendering = config.platform.kubernetes.renderYamlToDirectory is not None
+        observation_warnings = [RENDER_ONLY] if rendering else []  # also when given a snapshot
+        if observed is None:
+            observed, observation_warnings = observe(config)
+        plan = build_plan(config, observed)
+        plan.warnings[:0] = observation_warnings
+        for note in plan.notes:  # before the checks, so that a refused update still shows every gateway's size
+            pulumi.log.info(note)
+        issues = plan_issues(config, plan, observed)
     if not issues:
         freeze_plan()  # what is left is registering it: no collection need traverse the plan again
         deploy(kept_secret(plan, from_pulumi()), config)
