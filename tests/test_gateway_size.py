@@ -14,7 +14,7 @@ import pytest
 from maas.config import load_config
 from maas.config.schema import ModelConfig
 from maas.observe import Observed
-from maas.observe.policy_views import limit_of, planned_limit
+from maas.observe.policy_views import LiveTokenRateLimitPolicy, limit_of, planned_limit
 from maas.observe.views import LiveRoute, view_of
 from maas.plan.build import build_plan
 from maas.plan.gateway.budget import Sizing, around, measured, plan_policies, stored_size
@@ -353,6 +353,10 @@ def test_a_planned_limit_reads_directly_as_a_live_one_reads():
         limits = {(p.name, name): entry for p in policies for name, entry in p.proper.limits.items()}
         assert {"tokens-unlimited", "deny-all-by-default"} <= {name for _, name in limits}
         assert {k: planned_limit(e) for k, e in limits.items()} == {k: limit_of(e) for k, e in limits.items()}
+        bodies = [obj.body for obj in plan.objects_of("TokenRateLimitPolicy")]  # whole, as the unmetered report
+        assert [LiveTokenRateLimitPolicy.planned(b) for b in bodies] == [
+            view_of(LiveTokenRateLimitPolicy, b) for b in bodies
+        ]
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -34,6 +34,20 @@ class Meta:
             tuple(text for _, text in meta.strings("finalizers")),
         )
 
+    @classmethod
+    def planned(cls, metadata: Mapping[str, Any]) -> Meta:
+        """The metadata of a body this program renders, read directly: it is well-formed, so it reads as `parse`
+        reads it."""
+        return cls(
+            metadata.get("namespace"),
+            metadata.get("name"),
+            metadata.get("uid"),
+            metadata.get("creationTimestamp"),
+            metadata.get("labels", {}),
+            metadata.get("annotations", {}),
+            tuple(metadata.get("finalizers", ())),
+        )
+
     def label(self, key: str) -> str | None:
         return _text(self.labels.get(key))
 

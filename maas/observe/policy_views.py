@@ -119,6 +119,15 @@ class LiveTokenRateLimitPolicy(LivePolicy):
         limits = tuple((str(name), Limit.parse(limit)) for name, limit in named)
         return cls(Meta.parse(node), TargetRef.parse(node.at("spec")), limits)
 
+    @classmethod
+    def planned(cls, body: Mapping[str, Any]) -> LiveTokenRateLimitPolicy:
+        """A policy as this program writes it, read directly (`planned_limit`); it reads as `parse` reads it."""
+        spec = body["spec"]
+        ref = spec.get("targetRef", {})
+        target = TargetRef(ref.get("kind"), ref.get("name"), ref.get("sectionName"))
+        limits = tuple((name, planned_limit(limit)) for name, limit in sorted(spec.get("limits", {}).items()))
+        return cls(Meta.planned(body["metadata"]), target, limits)
+
 
 _AUTH_SECTIONS = ("authentication", "metadata", "authorization", "callbacks")
 

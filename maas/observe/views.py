@@ -155,16 +155,7 @@ class LiveRoute:
         """A route as this program renders it (or KServe's template of one, `plan/gateway/routes.py`), read
         directly: it is well-formed and has no status, so it reads as `parse` reads it, at a third of the cost
         (the gateway budget reads one per model)."""
-        metadata, spec = body["metadata"], body.get("spec", {})
-        meta = Meta(
-            metadata.get("namespace"),
-            metadata.get("name"),
-            metadata.get("uid"),
-            metadata.get("creationTimestamp"),
-            metadata.get("labels", {}),
-            metadata.get("annotations", {}),
-            tuple(metadata.get("finalizers", ())),
-        )
+        meta, spec = Meta.planned(body["metadata"]), body.get("spec", {})
         refs = tuple(ParentRef(*map(ref.get, _PARENT_FIELDS)) for ref in spec.get("parentRefs", ()))
         rules = tuple(
             RouteRule(rule.get("name"), tuple(map(RouteMatch.planned, rule.get("matches", ()))))

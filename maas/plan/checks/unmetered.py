@@ -42,7 +42,7 @@ from ...listing import listed
 from ...observe import Observed
 from ...observe.policy_views import Limit, LiveTokenRateLimitPolicy
 from ...observe.views import view_of
-from ..desired import Plan
+from ..desired import Desired, Plan
 from ..gateway.routes import as_seen
 from ..policies.ratelimit import ModelLimits
 from ..tenants.payload import IPP_CONFIG, PLUGINS_DEFAULT
@@ -119,7 +119,7 @@ def unmetered_report(
     clashing = _subscriptions_with_clash(grouped)
     for model in sorted(config.models, key=lambda m: m.key):
         obj = policies.get((model.route_namespace, naming.trlp_name(model.name)))
-        policy = None if obj is None else view_of(LiveTokenRateLimitPolicy, as_seen(obj, observed))
+        policy = None if obj is None else _as_seen(obj, observed)
         if policy is None or not any(limit.rates for _, limit in policy.limits):
             continue  # no limit counts here anyway (no subscription, or only unlimited ones)
         foreign = others.get(model.key, [])
@@ -273,6 +273,12 @@ def _stream_findings(model: ModelConfig, chain: Chain, families: Sequence[str]) 
 
 
 # ----------------------------------------------------------------------------------- predicates and routes
+
+
+def _as_seen(obj: Desired, observed: Observed) -> LiveTokenRateLimitPolicy:
+    """The model's policy as Kuadrant will see it (`as_seen`): the planned body is read directly."""
+    seen = as_seen(obj, observed)
+    return LiveTokenRateLimitPolicy.planned(seen) if seen is obj.body else view_of(LiveTokenRateLimitPolicy, seen)
 
 
 def _planned_policies(plan: Plan) -> dict[tuple[str, str], Any]:
