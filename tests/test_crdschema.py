@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import re
 import textwrap
 from pathlib import Path
@@ -1058,6 +1059,16 @@ def test_a_status_checked_alone_adds_what_validating_the_stored_object_adds(
     base = gadget(**spec)
     added = crdschema.added_status_problems(base, status, gadgets)
     assert added == _added_by_validating_both(base, status, gadgets)
+
+
+@pytest.mark.parametrize("status", [{"phase": "Bogus", "tags": ["é"]}, {"when": object()}, "not an object"])
+def test_a_measured_status_write_has_the_same_problems_and_its_compact_json_size(
+    gadgets: CrdRegistry, status: object
+) -> None:
+    problems, size = crdschema.added_status_problems_measured(gadget(), status, gadgets)
+    assert problems == crdschema.added_status_problems(gadget(), status, gadgets)
+    plain = not isinstance(status, dict) or "when" not in status
+    assert size == (len(json.dumps(status, separators=(",", ":"), ensure_ascii=False).encode()) if plain else None)
 
 
 @pytest.mark.parametrize("kind", ["Snoop", "Counted"])

@@ -15,7 +15,7 @@ from .errors import format_path, object_label
 from .object_problems import validate, validate_all, validate_measured
 from .registry import CRDS_DIR_ENV, CrdRegistry, crds_dir, default_registry
 from .self_use import SelfUse
-from .status_write import added_status_problems
+from .status_write import added_status_problems, added_status_problems_measured
 
 __all__ = [
     "CRDS_DIR_ENV",
@@ -25,6 +25,7 @@ __all__ = [
     "SelfUse",
     "UnsupportedRuleError",
     "added_status_problems",
+    "added_status_problems_measured",
     "crds_dir",
     "default_registry",
     "format_path",

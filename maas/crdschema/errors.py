@@ -43,8 +43,10 @@ def _visible(value: object) -> str:
 
 def render_problems(obj: dict, problems: Iterable[Problem]) -> list[str]:
     """Sorted by path so that the output does not depend on the order checks run in."""
-    label = object_label(obj)
     ordered = sorted(problems, key=lambda p: (format_path(p[0]), p[1]))
+    if not ordered:
+        return []  # the usual case: no label to build
+    label = object_label(obj)
     return [f"{label}: {format_path(path)}: {_shorten(message)}" for path, message in ordered]
 
 

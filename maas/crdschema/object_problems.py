@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 
-from .caching import digest, memoised
+from .caching import compact_json, digest, memoised
 from .cel_engine import CelEngine
 from .core import core_schemas, split_api_version
 from .crd_version import CrdVersion
@@ -23,7 +22,7 @@ def validate(obj: dict, unknown_ok: Iterable[tuple[str, str]] = (), registry: Cr
     ``unknown_ok`` lists (apiVersion, kind) pairs without any schema here (e.g. cert-manager
     Certificate) that are accepted unchecked instead of reported as "no schema".
     """
-    return _validated(obj, unknown_ok, registry, lambda: _compact_json(obj))
+    return _validated(obj, unknown_ok, registry, lambda: compact_json(obj))
 
 
 def validate_measured(
@@ -31,7 +30,7 @@ def validate_measured(
 ) -> tuple[list[str], int | None]:
     """``validate``, and the bytes of the object's compact JSON (what the API server receives and stores): one
     encoding keys the cache and measures the object. No size for what is not plain JSON data."""
-    text = _compact_json(obj)
+    text = compact_json(obj)
     return _validated(obj, unknown_ok, registry, lambda: text), None if text is None else len(text.encode())
 
 
@@ -57,13 +56,6 @@ def _validated(
             return []
         problems = [((), _no_schema_message(registry, api_version, kind))]
     return render_problems(obj, problems)
-
-
-def _compact_json(obj: dict) -> str | None:
-    try:
-        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
-    except (TypeError, ValueError):
-        return None
 
 
 def _cached_problems(obj: dict, registry: CrdRegistry, text: str | None) -> list[Problem] | None:

@@ -108,21 +108,30 @@ class _Compiler:
         if _is_plain_string_node(schema, self._impls) and "string" in self._types:
             return _string_node(schema, self._validator.format_checker)
         checks = []
-        fused = _fusable(schema, self._impls)
+        fused = self._fusable(schema)
         for keyword, value in schema.items():
             impl = self._impls.get(keyword)
             if impl is None or keyword in fused:
-                continue  # not a keyword of this dialect (jsonschema ignores it too), or part of the object check
+                continue  # not a keyword of this dialect (jsonschema ignores it too), or part of the fused check
             make = _MAKERS.get(impl)
             if make is None:
                 return _never
             checks.append(make(self, value, schema, resolver))
         if fused:
-            checks.insert(0, self._object(schema, resolver))
+            checks.insert(0, (self._array if fused is _ARRAY_KEYWORDS else self._object)(schema, resolver))
         return _all_of(checks)
 
+    def _fusable(self, schema: dict) -> tuple[str, ...]:
+        """The keywords one fused check (``_object`` or ``_array``) takes over from their separate checks."""
+        if _fusable_array(schema, self._impls) and "array" in self._types:
+            return _ARRAY_KEYWORDS
+        nullable = _object_type(schema.get("type")) == "nullable"
+        return _fusable_object(schema, self._impls) if not nullable or "null" in self._types else ()
+
     def _object(self, schema: dict, resolver: Any) -> Check:
-        """``type: object`` with its properties, additionalProperties and required in one pass over the keys."""
+        """``type: object`` (or ``[object, null]``) with its properties, additionalProperties and required in one
+        pass over the keys."""
+        nullable = _object_type(schema["type"]) == "nullable"
         subs = {name: self.node(sub, resolver) for name, sub in schema.get("properties", {}).items()}
         extra = schema.get("additionalProperties", True)
         other = None if extra is True else _never if extra is False else self.node(extra, resolver)
@@ -130,12 +139,29 @@ class _Compiler:
 
         def check(instance: Any) -> bool:
             if not isinstance(instance, dict):
-                return False
+                return nullable and instance is None
             for key, item in instance.items():
                 sub = subs.get(key, other)
                 if sub is not None and not sub(item):
                     return False
             return required <= instance.keys()
+
+        return check
+
+    def _array(self, schema: dict, resolver: Any) -> Check:
+        """``type: array`` with its items, minItems and maxItems in one check."""
+        sub = self.node(schema["items"], resolver) if "items" in schema else _always
+        shortest, longest = schema.get("minItems", 0), schema.get("maxItems")
+
+        def check(instance: Any) -> bool:
+            if not isinstance(instance, list) or len(instance) < shortest:
+                return False
+            if longest is not None and len(instance) > longest:
+                return False
+            for item in instance:  # noqa: SIM110 - a plain loop: all() over a generator costs twice as much here
+                if not sub(item):
+                    return False
+            return True
 
         return check
 
@@ -156,6 +182,16 @@ class _Compiler:
         return check
 
 
+def _any_of(checks: list[Check]) -> Check:
+    def check(value: Any) -> bool:
+        for each in checks:  # noqa: SIM110 - a plain loop: any() over a generator costs twice as much here
+            if each(value):
+                return True
+        return False
+
+    return check
+
+
 def _all_of(checks: list[Check]) -> Check:
     checks = [check for check in checks if check is not _always]
     if not checks:
@@ -173,11 +209,25 @@ def _all_of(checks: list[Check]) -> Check:
 
 
 _OBJECT_KEYWORDS = ("type", "properties", "additionalProperties", "required")
+_ARRAY_KEYWORDS = ("type", "items", "minItems", "maxItems")
+_NULLABLE_OBJECT = frozenset({"object", "null"})
 
 
-def _fusable(schema: dict, impls: dict) -> tuple[str, ...]:
+def _object_type(value: Any) -> str | None:
+    """ "object" for ``type: object``, "nullable" for ``type: [object, null]`` (core schemas), else None."""
+    if value == "object":
+        return "object"
+    is_pair = isinstance(value, list) and len(value) == 2
+    return (
+        "nullable"
+        if is_pair and all(isinstance(name, str) for name in value) and set(value) == _NULLABLE_OBJECT
+        else None
+    )
+
+
+def _fusable_object(schema: dict, impls: dict) -> tuple[str, ...]:
     """The keywords ``_Compiler._object`` checks together, when the node has its plain form; else none."""
-    if schema.get("type") != "object" or "patternProperties" in schema:
+    if _object_type(schema.get("type")) is None or "patternProperties" in schema:
         return ()
     required = schema.get("required", [])
     if not isinstance(schema.get("properties", {}), dict) or not isinstance(required, list):
@@ -187,6 +237,18 @@ def _fusable(schema: dict, impls: dict) -> tuple[str, ...]:
     if any(impls.get(keyword) is not _D4[keyword] for keyword in _OBJECT_KEYWORDS):
         return ()
     return _OBJECT_KEYWORDS
+
+
+def _fusable_array(schema: dict, impls: dict) -> bool:
+    """Whether ``_Compiler._array`` can check the node's type, items and lengths together: ``type: array``, items
+    one schema (no ``prefixItems``) and integer lengths."""
+    if schema.get("type") != "array" or "prefixItems" in schema or not isinstance(schema.get("items", {}), dict):
+        return False
+    if not all(type(schema.get(keyword, 0)) is int for keyword in ("minItems", "maxItems")):
+        return False
+    return impls.get("items") in _ITEMS_IMPLS and all(
+        impls.get(keyword) is _D4[keyword] for keyword in ("type", "minItems", "maxItems")
+    )
 
 
 _STRING_KEYWORDS = {
@@ -220,25 +282,25 @@ def _string_node(schema: dict, format_checker: Any) -> Check:
     """The checks ``_type``, ``_bound`` (lengths), ``_enum``, ``_pattern`` and ``_format`` make, in one."""
     shortest, longest = schema.get("minLength", 0), schema.get("maxLength")
     strings = frozenset(each for each in schema["enum"] if isinstance(each, str)) if "enum" in schema else None
-    pattern = _pattern_check(schema["pattern"]) if "pattern" in schema else _always
+    pattern = _pattern_check(schema["pattern"]) if "pattern" in schema else None
     form = schema.get("format")
-    conforms = format_checker.conforms if form is not None and format_checker is not None else None
+    conforms = _conforms(format_checker, form) if form is not None else None
+    if not shortest and longest is None and strings is None and pattern is None and conforms is None:
+        return _is_str
 
     def check(instance: Any) -> bool:
         if not isinstance(instance, str) or len(instance) < shortest:
             return False
         if (longest is not None and len(instance) > longest) or (strings is not None and instance not in strings):
             return False
-        return pattern(instance) and (conforms is None or conforms(instance, form))
+        return (pattern is None or pattern(instance)) and (conforms is None or conforms(instance))
 
     return check
 
 
 def _type(c: _Compiler, value: Any, _schema: dict, _resolver: Any) -> Check:
     checks = [c.type_check(name) for name in (value if isinstance(value, list) else [value])]
-    if len(checks) == 1:
-        return checks[0]
-    return lambda instance: any(check(instance) for check in checks)
+    return checks[0] if len(checks) == 1 else _any_of(checks)
 
 
 def _properties(c: _Compiler, value: Any, _schema: dict, resolver: Any) -> Check:
@@ -300,8 +362,7 @@ def _all(c: _Compiler, value: Any, _schema: dict, resolver: Any) -> Check:
 def _any(c: _Compiler, value: Any, _schema: dict, resolver: Any) -> Check:
     if not isinstance(value, list):
         return _never
-    subs = [c.node(sub, resolver) for sub in value]
-    return lambda instance: any(sub(instance) for sub in subs)
+    return _any_of([c.node(sub, resolver) for sub in value])
 
 
 def _undecided(_c: _Compiler, _value: Any, _schema: dict, _resolver: Any) -> Check:
@@ -338,10 +399,15 @@ def _enum(_c: _Compiler, value: Any, _schema: dict, _resolver: Any) -> Check:
 
 
 def _format(c: _Compiler, value: Any, _schema: dict, _resolver: Any) -> Check:
-    checker = c._validator.format_checker
-    if checker is None:
-        return _always
-    return lambda instance: checker.conforms(instance, value)
+    return _conforms(c._validator.format_checker, value) or _always
+
+
+def _conforms(checker: Any, form: Any) -> Check | None:
+    """The check of a format; None when it checks nothing: no format checker, or a format it does not know
+    (jsonschema passes those, e.g. ``int64``)."""
+    if checker is None or (isinstance(form, str) and form not in checker.checkers):
+        return None
+    return lambda instance: checker.conforms(instance, form)
 
 
 def _bound(applies: Check, size: Callable[[Any], Any], ok: Callable[[Any, Any], bool]) -> Callable[..., Check]:
@@ -373,6 +439,7 @@ def _identity(value: Any) -> Any:
     return value
 
 
+_ITEMS_IMPLS = (_D4["items"], memoised_items, _D2020["items"])
 _MAKERS: dict[Callable[..., Any], Callable[[_Compiler, Any, dict, Any], Check]] = {
     _D4["type"]: _type,
     _D4["properties"]: _properties,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .caching import digest, memoised
+from .caching import compact_json, digest, memoised
 from .cel_engine import CelEngine, UnsupportedRuleError
 from .core import split_api_version
 from .crd_version import CrdVersion
@@ -28,14 +28,26 @@ _STATUS = "status"
 def added_status_problems(base: dict, status: Any, registry: CrdRegistry) -> list[str] | None:
     """The problems of ``{**base, "status": status}`` that ``base`` (without a status) does not have, as ``validate``
     words them; None when they cannot be found on the status alone (then validate both and compare)."""
+    return added_status_problems_measured(base, status, registry)[0]
+
+
+def added_status_problems_measured(
+    base: dict, status: Any, registry: CrdRegistry
+) -> tuple[list[str] | None, int | None]:
+    """``added_status_problems``, and the bytes of the status's compact JSON (None when it is not plain JSON data):
+    one encoding keys the cache and measures the status."""
+    text = compact_json(status)
+    return _added_problems(base, status, registry, text), None if text is None else len(text.encode())
+
+
+def _added_problems(base: dict, status: Any, registry: CrdRegistry, text: str | None) -> list[str] | None:
+    """``added_status_problems`` with the status's compact JSON (None when it is not plain JSON data: root rules
+    would fail to convert the stored object)."""
     crd = _crd_of(base, registry)
-    if crd is None or not isinstance(status, dict) or not _splittable(crd, registry):
+    if crd is None or text is None or not isinstance(status, dict) or not _splittable(crd, registry):
         return None
-    try:
-        text = json.dumps([_STATUS, base["apiVersion"], base["kind"], status])
-    except (TypeError, ValueError):  # not plain JSON data: root rules would fail to convert the stored object
-        return None
-    problems = memoised(registry.problem_cache, digest(text), lambda: _status_problems(status, crd, registry.engine))
+    key = digest(f"{json.dumps([_STATUS, base['apiVersion'], base['kind']])}{text}")
+    problems = memoised(registry.problem_cache, key, lambda: _status_problems(status, crd, registry.engine))
     return render_problems({**base, _STATUS: status}, problems)
 
 

@@ -17,7 +17,7 @@ from ...config.errors import ConfigIssue, entry_path
 from ...crdschema import (
     CRDS_DIR_ENV,
     CrdRegistry,
-    added_status_problems,
+    added_status_problems_measured,
     crds_dir,
     default_registry,
     object_label,
@@ -107,14 +107,15 @@ class _PlanChecker:
         base = {key: value for key, value in target.items() if key != "status"}
         written = _as_written(obj)
         stored = {**base, "status": written}
-        problems = added_status_problems(base, written, self._registry)
+        problems, written_size = added_status_problems_measured(base, written, self._registry)
         if problems is None:
             problems = self._added_by_status(target, base, stored)
         base_size = encoded_size(base) if "status" in target else self._checked_body(target)[1]
         if base_size > MAX_OBJECT_BYTES:
             return problems
         # compact JSON of `stored` is that of `base` with `,"status":<written>` before its closing brace
-        size = base_size + len(',"status":' if base else '"status":') + encoded_size(written)
+        written_size = encoded_size(written) if written_size is None else written_size
+        size = base_size + len(',"status":' if base else '"status":') + written_size
         return problems + _size_problems(stored, size)
 
     def _added_by_status(self, target: dict[str, Any], base: dict[str, Any], stored: dict[str, Any]) -> list[str]:
