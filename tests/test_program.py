@@ -312,6 +312,21 @@ def test_entry_points_collect_the_youngest_generation_every_100000_allocations_a
     assert result.stderr.strip().splitlines()[-1] == "(100000, 50, 100)"
 
 
+def render_tuned(raw: dict, tuned: bool) -> None:
+    """`render(raw)` with the collector tuned as the program's entry points tune it, or as CPython sets it."""
+    import gc
+
+    from maas.gc_tuning import THRESHOLDS
+
+    before = gc.get_threshold()
+    if tuned:
+        gc.set_threshold(*THRESHOLDS)
+    try:
+        render(raw)
+    finally:
+        gc.set_threshold(*before)
+
+
 @pytest.mark.parametrize("tuned", [True, False])
 def test_a_tuned_process_registers_with_the_plan_frozen_and_thaws_it_after_the_render(dev_raw, monkeypatch, tuned):
     """`gc_tuning.freeze_plan`: once the plan is checked, collections while the SDK registers it skip its objects;
@@ -320,7 +335,6 @@ def test_a_tuned_process_registers_with_the_plan_frozen_and_thaws_it_after_the_r
     import gc
 
     from maas.deploy import program
-    from maas.gc_tuning import THRESHOLDS
 
     frozen_while_deploying = []
     deploy = program.deploy
@@ -330,13 +344,7 @@ def test_a_tuned_process_registers_with_the_plan_frozen_and_thaws_it_after_the_r
         return deploy(*args, **kwargs)
 
     monkeypatch.setattr(program, "deploy", watched)
-    before = gc.get_threshold()
-    if tuned:
-        gc.set_threshold(*THRESHOLDS)
-    try:
-        render(dev_raw)
-    finally:
-        gc.set_threshold(*before)
+    render_tuned(dev_raw, tuned)
     assert len(frozen_while_deploying) == 1
     assert (frozen_while_deploying[0] > 0) is tuned
     assert gc.get_freeze_count() == 0
@@ -350,7 +358,6 @@ def test_a_tuned_process_plans_without_collecting_and_collects_again_to_register
     import gc
 
     from maas.deploy import program
-    from maas.gc_tuning import THRESHOLDS
 
     enabled: dict[str, bool] = {}
     build_plan, deploy = program.build_plan, program.deploy
@@ -365,13 +372,7 @@ def test_a_tuned_process_plans_without_collecting_and_collects_again_to_register
 
     monkeypatch.setattr(program, "build_plan", planning)
     monkeypatch.setattr(program, "deploy", deploying)
-    before = gc.get_threshold()
-    if tuned:
-        gc.set_threshold(*THRESHOLDS)
-    try:
-        render(dev_raw)
-    finally:
-        gc.set_threshold(*before)
+    render_tuned(dev_raw, tuned)
     assert enabled == {"planning": not tuned, "deploying": True}
     assert gc.isenabled()
 
