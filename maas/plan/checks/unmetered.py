@@ -43,7 +43,7 @@ from ...observe import Observed
 from ...observe.policy_views import Limit, LiveTokenRateLimitPolicy
 from ...observe.views import view_of
 from ..desired import Desired, Plan
-from ..gateway.routes import as_seen
+from ..gateway.routes import seen_and_planned
 from ..policies.ratelimit import ModelLimits
 from ..tenants.payload import IPP_CONFIG, PLUGINS_DEFAULT
 
@@ -276,9 +276,9 @@ def _stream_findings(model: ModelConfig, chain: Chain, families: Sequence[str]) 
 
 
 def _as_seen(obj: Desired, observed: Observed) -> LiveTokenRateLimitPolicy:
-    """The model's policy as Kuadrant will see it (`as_seen`): the planned body is read directly."""
-    seen = as_seen(obj, observed)
-    return LiveTokenRateLimitPolicy.planned(seen) if seen is obj.body else view_of(LiveTokenRateLimitPolicy, seen)
+    """The model's policy as Kuadrant will see it (`seen_and_planned`): a planned body is read directly."""
+    seen, planned = seen_and_planned(obj, observed)
+    return LiveTokenRateLimitPolicy.planned(seen) if planned else view_of(LiveTokenRateLimitPolicy, seen)
 
 
 def _planned_policies(plan: Plan) -> dict[tuple[str, str], Any]:

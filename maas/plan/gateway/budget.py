@@ -28,7 +28,7 @@ from ..desired import Desired, Plan
 from .encoding import CompositeList, Measure, Measurer, array_punctuation
 from .envelope import carried_as, object_kind, object_name, wasm_object
 from .policies import AUTH, TRLP, Policy, PolicyIndex
-from .routes import Gateway, Route, as_seen, attached, gateway_of, routes
+from .routes import Gateway, Route, attached, gateway_of, routes, seen_and_planned
 from .wasm import Builder, RouteSize, config_body
 
 BUDGET = 1_572_864  # etcd's default --max-request-bytes, 1.5 MiB
@@ -113,8 +113,8 @@ def _policy(obj: Desired, observed: Observed) -> Policy:
     """A planned policy as Kuadrant will see it, ordered by its live creation time when it exists."""
     live = observed.meta(obj.kind, obj.namespace, obj.name)
     created = live and live.created
-    seen = as_seen(obj, observed)
-    return Policy(obj.kind, obj.namespace or "", obj.name, seen.get("spec") or {}, created or "", seen is obj.body)
+    seen, planned = seen_and_planned(obj, observed)
+    return Policy(obj.kind, obj.namespace or "", obj.name, seen.get("spec") or {}, created or "", planned)
 
 
 class Sizing:

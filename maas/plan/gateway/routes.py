@@ -161,19 +161,20 @@ def _subset_of(name: str, other: str) -> bool:
 # --------------------------------------------------------------------------------------------------- routes
 
 
-def as_seen(obj: Desired, observed: Observed) -> Mapping[str, Any]:
-    """An object as Kuadrant will see it: one Pulumi leaves alone (`maas:unmanaged`, the live opt-out, an
-    Unmanaged tenant) as it is live when the snapshot has it, else as planned."""
+def seen_and_planned(obj: Desired, observed: Observed) -> tuple[Mapping[str, Any], bool]:
+    """An object as Kuadrant will see it, and whether that is its planned body. One Pulumi leaves alone
+    (`maas:unmanaged`, the live opt-out, an Unmanaged tenant) is seen as it is live when the snapshot has it, else
+    as planned; a planned body is this program's own writing, well-formed, so the views read it directly
+    (`LiveRoute.planned`, `planned_limit`) rather than leniently."""
     live = observed.lookup(obj.kind, obj.namespace, obj.name).object if "spec" in obj.ignore_changes else None
-    return obj.body if live is None else live
+    return (obj.body, True) if live is None else (live, False)
 
 
 def routes(config: MaasConfig, plan: Plan, observed: Observed) -> list[Route]:
     """Every route the gateways will carry: rendered, else live, else KServe's template; sorted by key."""
     models = {(m.route_namespace, m.route_name): m for m in config.models}
     found: dict[tuple[str, str], Route] = {}
-    seen = ((obj, as_seen(obj, observed)) for obj in plan.objects() if not obj.subresource and obj.kind == "HTTPRoute")
-    rendered = ((body, body is obj.body) for obj, body in seen)
+    rendered = (seen_and_planned(o, observed) for o in plan.objects() if not o.subresource and o.kind == "HTTPRoute")
     live = ((body, False) for ref, body in observed.objects.items() if ref.kind == "HTTPRoute")
     for bodies in (rendered, live):
         for body, planned in bodies:
