@@ -48,7 +48,8 @@ Lifecycle:
   does not stop the others: every target is attempted and the resource fails with every failure listed, so
   `pulumi up` never records a status it did not write (the state keeps its previous record of each target, and
   the next `up` writes them again). Only when the cluster cannot be used at all (unreachable, no answer, the
-  credentials or the kubeconfig refused) are the remaining targets not attempted.
+  credentials or the kubeconfig refused) are the remaining targets not attempted. The requests and these rules are
+  `cluster_api.py`'s, shared with the object batches (`object_batch.py`).
 
 The kubeconfig and context are inputs (a Pulumi secret) and outputs (kept secret by the engine, as inputs of the
 same name are), because `read` receives only the state. A changed connection is a change: every status is written
@@ -61,7 +62,6 @@ import hashlib
 import json
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -69,17 +69,29 @@ from typing import Any, TypeVar
 
 import pulumi
 import pulumi.dynamic
-import urllib3
-from kubernetes.client.exceptions import ApiException
 
 from ..observe import ObservationError, ObservationRequest, Observed, read_cluster
-from ..observe.reader import AUTH, HTTP_HINTS, Connection, connect
+from ..observe.reader import connect
 from ..plan.status import failure, judge, needed, settling
 from ..plan.status.writes import TRANSITION, merge_patch, restamped, stamp_conditions, transition_times, unstamped
+from . import cluster_api
+from .cluster_api import SERVER_HINT as SERVER_HINT  # kept: a name of this module
+from .cluster_api import (
+    TIMEOUT_SECONDS,
+    ClusterApiError,
+    Request,
+    Session,
+    attempt_each,
+    call,
+    each,
+    raise_failures,
+    resource_path,
+)
+from .cluster_api import UNREACHABLE_HINT as UNREACHABLE_HINT  # kept: a name of this module
+from .cluster_api import ClusterUnusableError as ClusterUnusableError  # kept: a name of this module
 
 MERGE_PATCH = "application/merge-patch+json"
 FIELD_MANAGER = "maas-pulumi-status"
-TIMEOUT_SECONDS = 30.0  # every request, and every observation before a write
 POLL_SECONDS = 2.0  # while a judgement is settling, look again this often ...
 SETTLE_SECONDS = 30.0  # ... for at most this long (a route), then write what was judged
 WINDOW_SECONDS = 60.0  # and only within one window per process: see `SettleWindow`
@@ -89,27 +101,21 @@ COMPARED_KEYS = ("facts",)  # and the status, by digest; a record of an older st
 RECORDED_KEYS = ("status", "storedStatus", "transitions", "digest", "storedDigest", "applied")
 BATCH_ID = "statuses"
 WRITE_ONLY = "writeOnly"  # input: the keys of the only targets to write, every other one kept as recorded
+NOUN = "statuses"  # "2 of 3 statuses failed"
 HINTS = {
-    401: HTTP_HINTS[401],
-    403: "grant the identity of the kubeconfig `{verb}` on {resource}",
+    **cluster_api.HINTS,
     404: "the object (or its CRD) does not exist; it is applied before its status, so check that it was created",
     409: "the object changed while its status was written; run `pulumi up` again",
     422: "the installed CRD refuses this status: install the MaaS CRDs of the release this program writes for",
 }
-SERVER_HINT = "the API server failed; run `pulumi up` again"
-UNREACHABLE_HINT = "check platform.kubernetes.kubeconfig and platform.kubernetes.context, then run `pulumi up` again"
 
 T = TypeVar("T")
 
 
-class StatusWriteError(Exception):
+class StatusWriteError(ClusterApiError):
     """A status that could not be written (or read): `pulumi up` fails for this resource and keeps the previous
-    state."""
-
-
-class ClusterUnusableError(StatusWriteError):
-    """The cluster cannot be used at all (unreachable, no answer, credentials or kubeconfig refused): the other
-    targets of the resource are not attempted, they would fail the same way, each after its own timeout."""
+    state. Every failure of a resource is listed in one (`each_target`); `ClusterUnusableError` (cluster_api.py)
+    is one target's failure that stops the rest."""
 
 
 # ----------------------------------------------------------------------------------------------- the API
@@ -117,105 +123,28 @@ class ClusterUnusableError(StatusWriteError):
 
 def object_path(target: Mapping[str, Any]) -> str:
     """`/apis/{group}/{version}/namespaces/{ns}/{resource}/{name}`, each segment quoted."""
-    parts = ("namespaces", target["namespace"], target["resource"], target["name"])
-    return f"/apis/{target['apiVersion']}/" + "/".join(urllib.parse.quote(part, safe="") for part in parts)
+    return resource_path(target["apiVersion"], target["namespace"], target["resource"], target["name"])
 
 
-@dataclass(frozen=True)
-class _Request:
-    """One call: HTTP method and path, the RBAC verb and resource it needs, and how a failure starts."""
-
-    method: str
-    path: str
-    verb: str
-    resource: str
-    failed: str  # "could not write the status of MaaSModelRef llm/granite-7b"
-
-
-class Session:
-    """One connection for all the targets of a resource, opened on first use (a resource whose statuses all stay
-    as recorded connects to nothing), closed on leaving the `with` block."""
-
-    def __init__(self, connection: Mapping[str, str]) -> None:
-        self.connection = connection
-        self._api: Connection | None = None
-
-    def connected(self, request: _Request) -> Connection:
-        if self._api is None:
-            try:
-                self._api = connect(self.connection.get("kubeconfig"), self.connection.get("context"))
-            except ObservationError as error:
-                raise ClusterUnusableError(f"{request.failed}: {error}") from None
-        return self._api
-
-    def __enter__(self) -> Session:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        if self._api is not None:
-            self._api.client.close()
+def _session(connection: Mapping[str, str]) -> Session:
+    """The connection of one resource, with this module's timeout and `connect` (read at each call)."""
+    return Session(connection, TIMEOUT_SECONDS, connect)
 
 
 def patch_status(api: Session, target: Mapping[str, Any], status: dict[str, Any]) -> dict[str, Any]:
-    """One merge patch `{"status": ...}` to the status subresource; the API server's answer, or StatusWriteError."""
+    """One merge patch `{"status": ...}` to the status subresource; the API server's answer, or a ClusterApiError."""
     resource = f"{target['resource']}/status"
-    request = _Request(
-        "PATCH", object_path(target) + "/status", "patch", resource, f"could not write the {_what(target)}"
-    )
-    return _call(api, request, {"status": status}) or {}
+    failed = f"could not write the {_what(target)}"
+    query = (("fieldManager", FIELD_MANAGER),)
+    request = Request("PATCH", object_path(target) + "/status", "patch", resource, failed, HINTS, query, MERGE_PATCH)
+    return call(api, request, {"status": status}) or {}
 
 
 def live_status(api: Session, target: Mapping[str, Any]) -> dict[str, Any] | None:
     """The object's status as stored ({} when it has none); None when the object does not exist."""
-    request = _Request("GET", object_path(target), "get", target["resource"], f"could not read the {_what(target)}")
-    found = _call(api, request, None)
+    failed = f"could not read the {_what(target)}"
+    found = call(api, Request("GET", object_path(target), "get", target["resource"], failed, HINTS))
     return None if found is None else dict(found.get("status") or {})
-
-
-def _call(api: Session, request: _Request, body: Any) -> dict[str, Any] | None:
-    """The JSON answer; None for a GET of an object that does not exist; StatusWriteError for any other failure."""
-    connection = api.connected(request)
-    client = connection.client
-    query = [("fieldManager", FIELD_MANAGER)] if request.method == "PATCH" else []
-    headers = {"Accept": "application/json", **({"Content-Type": MERGE_PATCH} if body is not None else {})}
-    method, url, headers, body, _ = client.param_serialize(
-        request.method, request.path, query_params=query, header_params=headers, body=body, auth_settings=[AUTH]
-    )
-    failed = request.failed
-    try:
-        response = client.call_api(method, url, headers, body, _request_timeout=TIMEOUT_SECONDS)
-        data = response.read()
-    except (ApiException, urllib3.exceptions.HTTPError, OSError) as error:
-        raise ClusterUnusableError(f"{failed}: {_unreachable(connection, error)}; {UNREACHABLE_HINT}") from None
-    if response.status == 404 and request.method == "GET":
-        return None
-    if not 200 <= response.status < 300:
-        problem = f"{failed}: {_http_problem(request, response.status, response.reason, data)}"
-        raise (ClusterUnusableError if response.status == 401 else StatusWriteError)(problem)
-    try:
-        return json.loads(data or b"{}")
-    except ValueError:
-        raise StatusWriteError(f"{failed}: the API server's answer is not JSON") from None
-
-
-def _unreachable(api: Connection, error: Exception) -> str:
-    reason = getattr(error, "reason", None) or error
-    # urllib3's NewConnectionError (refused, no route) subclasses its ConnectTimeoutError
-    if isinstance(reason, (urllib3.exceptions.TimeoutError, TimeoutError)) and not isinstance(
-        reason, urllib3.exceptions.NewConnectionError
-    ):
-        return f"API server {api.cluster.server} gave no answer within {TIMEOUT_SECONDS:g} s"
-    return f"API server {api.cluster.server} unreachable: {reason}"
-
-
-def _http_problem(request: _Request, code: int, reason: str, data: bytes) -> str:
-    try:
-        message = json.loads(data).get("message") or ""
-    except (ValueError, AttributeError):
-        message = data.decode(errors="replace").strip()
-    hint = HINTS.get(code, SERVER_HINT if code >= 500 else "").format(verb=request.verb, resource=request.resource)
-    text = f"HTTP {code} {reason}" + (f": {message}" if message else "")
-    return f"{text}; {hint}" if hint else text
 
 
 def _what(target: Mapping[str, Any]) -> str:
@@ -225,39 +154,7 @@ def _what(target: Mapping[str, Any]) -> str:
 def each_target(targets: Mapping[str, T], attempt: Callable[[T], Any]) -> dict[str, Any]:
     """`attempt` on every target, in key order, then one StatusWriteError listing every failure, if any: one
     failing object does not hide the others, nor keep them from being written."""
-    failures: list[str] = []
-    done, _ = _attempt_each(targets, attempt, failures)
-    _raise_failures(failures, len(targets) - len(done), len(targets))
-    return done
-
-
-def _attempt_each(
-    targets: Mapping[str, T], attempt: Callable[[T], Any], failures: list[str]
-) -> tuple[dict[str, Any], bool]:
-    """What `attempt` returned for each target it did not fail on, and whether the cluster became unusable (the
-    remaining targets were then not attempted); each failure is appended to `failures`."""
-    done: dict[str, Any] = {}
-    keys = sorted(targets)
-    for index, key in enumerate(keys):
-        try:
-            done[key] = attempt(targets[key])
-        except ClusterUnusableError as error:
-            failures.append(str(error))
-            skipped = len(keys) - index - 1
-            failures.extend([f"{skipped} more not attempted"] if skipped else [])
-            return done, True
-        except StatusWriteError as error:
-            failures.append(str(error))
-        except Exception as error:  # a bug of ours must not hide the failures already collected, nor stop the rest
-            failures.append(f"{key}: unexpected {type(error).__name__}: {error}")
-    return done, False
-
-
-def _raise_failures(failures: list[str], failed: int, total: int) -> None:
-    if failures and total == 1:
-        raise StatusWriteError(failures[0])
-    if failures:
-        raise StatusWriteError("\n  ".join([f"{failed} of {total} statuses failed:", *failures]))
+    return each(targets, attempt, StatusWriteError, NOUN)
 
 
 # ------------------------------------------------------------------------------------------ the judgement
@@ -312,12 +209,12 @@ def _write_batch(
     failures: list[str] = []
     waiting, failed = writes, 0
     while waiting:
-        done, stopped = _attempt_each(waiting, lambda write: _look(api, write, connection, started), failures)
+        done, stopped = attempt_each(waiting, lambda write: _look(api, write, connection, started), failures)
         failed += len(waiting) - len(done)
         waiting = {} if stopped else {key: writes[key] for key, still in done.items() if still}
         if waiting:
             time.sleep(POLL_SECONDS)
-    _raise_failures(failures, failed, len(writes))
+    raise_failures(failures, failed, len(writes), StatusWriteError, NOUN)
     return {key: write.record for key, write in writes.items()}
 
 
@@ -397,7 +294,7 @@ class StatusBatchProvider(pulumi.dynamic.ResourceProvider):
         return pulumi.dynamic.UpdateResult(_write(news, olds))
 
     def read(self, id_: str, props: dict[str, Any]) -> pulumi.dynamic.ReadResult:
-        with Session(props.get("connection") or {}) as api:
+        with _session(props.get("connection") or {}) as api:
             found = each_target(batch_targets(props), lambda target: _read(api, target))
         live = {key: target for key, target in found.items() if target is not None}
         if not live:
@@ -433,7 +330,7 @@ def _write_only(news: dict[str, Any], olds: dict[str, Any]) -> dict[str, Any]:
     connection = news.get("connection") or {}
     moved = olds.get("connection") != news.get("connection")
     todo = _write_only_todo(news[WRITE_ONLY], batch_targets(news), recorded, moved)
-    with Session(connection) as api:
+    with _session(connection) as api:
         written = _write_batch(api, todo, recorded, connection)
     kept = {key: value for key, value in news.items() if key != WRITE_ONLY}
     targets = encode_json({**recorded, **written})
@@ -455,7 +352,7 @@ def _write_changed(news: dict[str, Any], olds: dict[str, Any]) -> dict[str, Any]
     recorded, planned = batch_targets(olds), batch_targets(news)
     moved = olds.get("connection") != news.get("connection")
     todo = {key: t for key, t in planned.items() if moved or target_changed(recorded.get(key), t)}
-    with Session(connection) as api:
+    with _session(connection) as api:
         written = _write_batch(api, todo, recorded, connection)
     targets = {key: written[key] if key in written else recorded[key] for key in planned}
     return {**news, "targets": encode_json(targets)}
