@@ -3,8 +3,12 @@
 It serves the built-in resources below plus every version a CRD it holds serves: anything else is 404 "the server
 could not find the requested resource", like a kind whose CRD is not installed. It records every request, can
 demand a bearer token (401 otherwise), refuse resources (403), page LISTs, stall, and honour (or, to test the
-client, ignore) the PartialObjectMetadata Accept header. The one write it takes is a JSON merge patch of an
-object's `/status` (what the status writer sends): applied to the object it holds, or answered with `patch_reply`.
+client, ignore) the PartialObjectMetadata Accept header. It takes the writes of the dynamic providers: a JSON
+merge patch of an object's `/status` (the status writer), and a create (POST: 409 AlreadyExists when the name is
+taken), a server-side apply (PATCH `application/apply-patch+yaml`: creates the object, or merges the body into it;
+it keeps no managedFields, but answers 409 Conflict for the names in `apply_conflicts` unless forced) and a delete
+(404 when absent, 409 Conflict when `preconditions.uid` is not the object's) of an object (the object batches). A
+created object gets a uid, a resourceVersion and a creationTimestamp. `patch_reply` answers every PATCH instead.
 `on_request` lets a test change the cluster as requests arrive; `peak_in_flight` is the most requests it was ever
 answering at once (how a test sees a client's concurrency). Also here: realistic objects of the dev stack's cluster.
 It answers `/version` (`version`; None hides it, as a 404) and the discovery document `/api` as an API server
@@ -14,12 +18,15 @@ does, recorded apart in `discovery_requests` (not stalled, nor passed to `on_req
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import ssl
 import threading
 import urllib.parse
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -35,6 +42,8 @@ BUILTIN = {  # (group, version, plural) -> (kind, namespaced)
 }
 METADATA_ACCEPT = "as=PartialObjectMetadata"
 MERGE_PATCH = "application/merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+VERBS = {"PATCH": "patch", "POST": "create", "DELETE": "delete"}  # and GET: get or list
 VERSION_INFO = {  # what /version answers (k8s.io/apimachinery version.Info)
     "major": "1",
     "minor": "33",
@@ -56,7 +65,7 @@ class Request:
     accept: str | None
     authorization: str | None
     content_type: str | None = None
-    body: Any = None  # the decoded JSON body of a PATCH
+    body: Any = None  # the decoded JSON body of a POST, PATCH or DELETE
 
 
 @dataclass
@@ -69,6 +78,7 @@ class FakeKube:
     honour_metadata_accept: bool = True
     patch_reply: tuple[int, dict[str, Any]] | None = None  # the answer to every PATCH; None: apply it
     pruned_status: frozenset[str] = frozenset()  # status fields its CRD lacks: the API server drops them
+    apply_conflicts: set[str] = field(default_factory=set)  # names whose apply, unless forced, answers 409 Conflict
     on_request: Callable[[FakeKube, Request], None] | None = None  # called with each request before it is answered
     requests: list[Request] = field(default_factory=list)
     peak_in_flight: int = 0  # the most requests answered at the same time (stalls included)
@@ -79,6 +89,7 @@ class FakeKube:
         self._release = threading.Event()
         self._in_flight = 0
         self._counting = threading.Lock()
+        self._versions = itertools.count(1)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
@@ -152,8 +163,8 @@ class FakeKube:
             self.on_request(self, request)
         if self.stall:
             self._release.wait(self.stall)
-        if request.method not in ("GET", "PATCH"):
-            return 405, _status(405, "MethodNotAllowed", "this fake only reads, and merge-patches /status")
+        if request.method not in ("GET", "PATCH", "POST", "DELETE"):
+            return 405, _status(405, "MethodNotAllowed", f"this fake does not take {request.method}")
         if self.token is not None and request.authorization != f"Bearer {self.token}":
             return 401, _status(401, "Unauthorized", "Unauthorized")
         route = self._route(request.path)
@@ -161,13 +172,21 @@ class FakeKube:
             return 404, _status(404, "NotFound", "the server could not find the requested resource")
         group, version, plural, namespace, name, subresource = route
         if plural in self.forbidden:
-            verb = {"PATCH": "patch"}.get(request.method, "list" if name is None else "get")
+            verb = VERBS.get(request.method, "list" if name is None else "get")
             resource = f"{plural}/{subresource}" if subresource else plural
             message = f'{plural}.{group} is forbidden: User "me" cannot {verb} resource "{resource}"'
             return 403, _status(403, "Forbidden", message)
         kind, _ = self._served()[(group, version, plural)]
+        if request.method == "POST" and name is None and namespace is not None:
+            return self._create(group, kind, namespace, request.body or {})
+        if request.method == "PATCH" and name is not None and subresource is None:
+            return self._apply(group, kind, namespace, name, request)
+        if request.method == "DELETE" and name is not None and subresource is None:
+            return self._delete(group, kind, namespace, name, request.body or {})
         if request.method == "PATCH":
             return self._patch(group, kind, namespace, name, subresource, request)
+        if request.method != "GET":
+            return 405, _status(405, "MethodNotAllowed", f"this fake does not take {request.method} there")
         if name is None:
             return 200, self._list(group, version, kind, namespace, request.query)
         return self._get(group, kind, namespace, name, request.accept or "")
@@ -189,6 +208,58 @@ class FakeKube:
                 obj["status"] = {key: value for key, value in patched.items() if key not in self.pruned_status}
                 return 200, copy.deepcopy(obj)
         return 404, _status(404, "NotFound", f'{kind.lower()}s "{name}" not found')
+
+    def _create(self, group: str, kind: str, namespace: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """A POST: the object with a uid, a resourceVersion and a creationTimestamp; 409 if the name is taken."""
+        name = body["metadata"]["name"]
+        if self._find(group, kind, namespace, name) is not None:
+            return 409, _status(409, "AlreadyExists", f'{kind.lower()}s.{group} "{name}" already exists')
+        return 201, copy.deepcopy(self._store(body, namespace))
+
+    def _apply(
+        self, group: str, kind: str, namespace: str | None, name: str, request: Request
+    ) -> tuple[int, dict[str, Any]]:
+        """A server-side apply: `patch_reply` if set; 409 for a name of `apply_conflicts` without `force=true`; else
+        the body merged into the object (created when absent)."""
+        if request.content_type != APPLY_PATCH:
+            return 415, _status(415, "UnsupportedMediaType", "this fake only applies objects server-side")
+        if self.patch_reply is not None:
+            return self.patch_reply
+        if name in self.apply_conflicts and request.query.get("force") != "true":
+            message = 'Apply failed with 1 conflict: conflict with "maas-controller": .spec.owner'
+            return 409, _status(409, "Conflict", message)
+        found = self._find(group, kind, namespace, name)
+        if found is None:
+            return 201, copy.deepcopy(self._store(request.body or {}, namespace))
+        found.update(merged(found, request.body or {}))
+        found["metadata"]["resourceVersion"] = str(next(self._versions))
+        return 200, copy.deepcopy(found)
+
+    def _delete(
+        self, group: str, kind: str, namespace: str | None, name: str, options: dict[str, Any]
+    ) -> tuple[int, dict[str, Any]]:
+        """A delete, at once (no finalizers): 404 when absent, 409 when `preconditions.uid` is another object's."""
+        found = self._find(group, kind, namespace, name)
+        if found is None:
+            return 404, _status(404, "NotFound", f'{kind.lower()}s.{group} "{name}" not found')
+        uid, live = (options.get("preconditions") or {}).get("uid"), found["metadata"].get("uid")
+        if uid is not None and uid != live:
+            message = f"Precondition failed: UID in precondition: {uid}, UID in object meta: {live}"
+            return 409, _status(409, "Conflict", message)
+        self.objects.remove(found)
+        return 200, copy.deepcopy(found)
+
+    def _store(self, body: dict[str, Any], namespace: str | None) -> dict[str, Any]:
+        """Keep a new object, with what the API server sets on a create."""
+        stored = copy.deepcopy(body)
+        metadata = stored.setdefault("metadata", {})
+        metadata.update(namespace=namespace, uid=str(uuid.uuid4()), resourceVersion=str(next(self._versions)))
+        metadata["creationTimestamp"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.objects.append(stored)
+        return stored
+
+    def _find(self, group: str, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+        return next((o for o in self._matching(group, kind, namespace) if o["metadata"]["name"] == name), None)
 
     def _route(self, path: str) -> tuple[str, str, str, str | None, str | None, str | None] | None:
         parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")]
@@ -281,7 +352,13 @@ def _handler(kube: FakeKube) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             self._serve()
 
-        def do_PATCH(self) -> None:  # only a merge patch of /status is taken; recorded like every request
+        def do_PATCH(self) -> None:
+            self._serve()
+
+        def do_POST(self) -> None:
+            self._serve()
+
+        def do_DELETE(self) -> None:
             self._serve()
 
         def _serve(self) -> None:
