@@ -1,6 +1,6 @@
-"""The status writer in the real dynamic-provider host: `python -u -m pulumi.dynamic` from the pinned SDK, started in
-a subprocess from the project root as the engine starts it, driven over gRPC as the engine drives it, against a
-local API server (tests/fake_kube.py). No CLI, no cluster.
+"""The status writer (and, in one test, an object batch) in the real dynamic-provider host: `python -u -m
+pulumi.dynamic` from the pinned SDK, started in a subprocess from the project root as the engine starts it, driven
+over gRPC as the engine drives it, against a local API server (tests/fake_kube.py). No CLI, no cluster.
 
 Facts this module relies on, read in the sources (line numbers at those versions):
 
@@ -66,7 +66,7 @@ import re
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,6 +80,7 @@ from pulumi.dynamic.dynamic import PROVIDER_KEY, serialize_provider
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc, resource_pb2
 
+from maas.deploy.object_batch import MARKER_ANNOTATION, ObjectBatchProvider, batch_inputs
 from maas.deploy.status_writer import (
     FIELD_MANAGER,
     MERGE_PATCH,
@@ -108,6 +109,7 @@ RPC_SECONDS = 30.0  # every call; each takes milliseconds here
 TYPE = "pulumi-python:dynamic:Resource"  # dynamic.py:337,377 for StatusWrites (no module, name "Resource")
 PROVIDER = serialize_provider(StatusBatchProvider())  # what StatusWrites stores under __provider
 STUB_PROVIDER = serialize_provider(StatusProvider())  # what states of the per-object status resources hold
+BATCH_PROVIDER = serialize_provider(ObjectBatchProvider())  # what an ObjectBatch stores under __provider
 API_VERSION = "maas.opendatahub.io/v1alpha1"
 RESOURCE = STATUS_RESOURCES["MaaSModelRef"]
 FACTS = GRANITE.to_inputs()
@@ -234,13 +236,21 @@ def program_sends(models: list[Model], connection: dict[str, str], provider: str
     """The inputs of one StatusWrites as the SDK sends them to the engine: built by the program's own helpers,
     `connection` and `__provider` secret (a real monitor supports secrets)."""
 
+    def props() -> dict[str, Any]:
+        targets = [status_target(m.body(), RESOURCE, m.facts) for m in models]
+        return {**status_inputs(targets, connection), PROVIDER_KEY: pulumi.Output.secret(provider)}
+
+    return sdk_sends(props)
+
+
+def sdk_sends(props: Callable[[], dict[str, Any]]) -> struct_pb2.Struct:
+    """The properties `props` builds (in the SDK's loop, as Outputs need), serialized as the SDK sends them."""
+
     async def serialize() -> struct_pb2.Struct:
         # set in this task's context only: the test process's settings stay as they were
         settings.SETTINGS.monitor_features = {resource_pb2.RESOURCE_MONITOR_FEATURE_SECRETS}
         settings.SETTINGS.outputs = set()
-        targets = [status_target(m.body(), RESOURCE, m.facts) for m in models]
-        props = {**status_inputs(targets, connection), PROVIDER_KEY: pulumi.Output.secret(provider)}
-        return await rpc.serialize_properties(props, {})
+        return await rpc.serialize_properties(props(), {})
 
     loop = asyncio.new_event_loop()  # private, as the host's own (never the thread's current loop)
     try:
@@ -622,6 +632,48 @@ def test_a_concurrent_batch_lands_every_write_four_calls_at_a_time(host, kube):
         assert stored(kube, name) == {"phase": name}
         [record] = batch_targets(as_dict(answer.properties)).values()
         assert (answer.id, record["name"], record["digest"]) == ("statuses", name, digest_of({"phase": name}))
+
+
+def test_an_object_batch_is_created_and_diffed_in_the_host(host, kube):
+    """ObjectBatchProvider, pickled by reference as the status writer is, loads in the host; its one JSON string of
+    objects and its secret connection reach it as the program built them, and come back as its outputs."""
+    ops = [(op.name, arg) for op, arg, _ in pickletools.genops(base64.b64decode(BATCH_PROVIDER))]
+    assert [arg for name, arg in ops if name == "SHORT_BINUNICODE"] == [
+        "maas.deploy.object_batch",
+        "ObjectBatchProvider",
+    ]
+    metadata = {"name": "team-a", "namespace": "llm"}
+    body = {"apiVersion": API_VERSION, "kind": "MaaSSubscription", "metadata": metadata, "spec": {"priority": 1}}
+
+    def sends(spec: dict[str, Any]) -> struct_pb2.Struct:
+        def props() -> dict[str, Any]:
+            inputs = batch_inputs([("maassubscriptions", {**body, "spec": spec})], connection(kube), "dev/llm/1")
+            return {**inputs, PROVIDER_KEY: pulumi.Output.secret(BATCH_PROVIDER)}
+
+        return engine_sends(sdk_sends(props))
+
+    news = sends({"priority": 1})
+    created = host.stub.Create(
+        provider_pb2.CreateRequest(urn=urn("batch"), name="batch", type=TYPE, properties=news), timeout=RPC_SECONDS
+    )
+    assert created.id == "objects"
+    assert as_dict(created.properties) == as_dict(news)
+    [post] = kube.requests
+    assert (post.method, post.path) == ("POST", f"/apis/{API_VERSION}/namespaces/llm/maassubscriptions")
+    assert post.query == {"fieldManager": "maas-pulumi"}
+    assert post.body["metadata"]["annotations"] == {MARKER_ANNOTATION: "dev/llm/1"}
+
+    def diff_of(new: struct_pb2.Struct) -> provider_pb2.DiffResponse:
+        request = provider_pb2.DiffRequest(
+            id="objects", urn=urn("batch"), name="batch", type=TYPE, old_inputs=news, olds=created.properties, news=new
+        )
+        return host.stub.Diff(request, timeout=RPC_SECONDS)
+
+    assert diff_of(news).changes == provider_pb2.DiffResponse.DIFF_NONE
+    changed = diff_of(sends({"priority": 2}))
+    assert changed.changes == provider_pb2.DiffResponse.DIFF_SOME
+    assert (list(changed.replaces), changed.deleteBeforeReplace) == ([], False)
+    assert len(kube.requests) == 1  # a diff sends nothing
 
 
 def test_the_host_survived_every_call(host):
