@@ -40,10 +40,10 @@ Lifecycle:
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import shlex
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import pulumi
@@ -144,7 +144,8 @@ def _get(api: Session, entry: Entry) -> dict[str, Any] | None:
 
 
 def _create(api: Session, entry: Entry, marker: str) -> None:
-    """POST the object; when it exists already, take it over if a batch wrote it, else fail it (module docstring)."""
+    """POST the object; when it exists already, take it over if a batch wrote it, else fail it (module docstring).
+    One deleted again before the GET is applied, which creates it."""
     query = (("fieldManager", FIELD_MANAGER),)
     try:
         call(api, _request("POST", entry, "create", "create", query=query), _marked(entry["body"], marker))
@@ -231,14 +232,11 @@ def _changes(olds: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, Call
     connection or the marker changed), a delete (by the old marker) for a removed one."""
     old, new = batch_objects(olds), batch_objects(news)
     marker, moved = news["marker"], _moved(olds, news)
-    steps = {key: _step(_create, entry, marker) for key, entry in new.items() if key not in old}
-    steps |= {key: _step(_apply, e, marker) for key, e in new.items() if key in old and (moved or old[key] != e)}
-    return steps | {key: _step(_remove, entry, olds["marker"]) for key, entry in old.items() if key not in new}
-
-
-def _step(action: Callable[..., Any], entry: Entry, marker: str | None = None) -> Callable[[Session], Any]:
-    """`action(api, entry[, marker])`, once the session is open."""
-    return functools.partial(action, entry=entry, **({} if marker is None else {"marker": marker}))
+    steps = {key: partial(_create, entry=entry, marker=marker) for key, entry in new.items() if key not in old}
+    changed = {key: entry for key, entry in new.items() if key in old and (moved or old[key] != entry)}
+    steps |= {key: partial(_apply, entry=entry, marker=marker) for key, entry in changed.items()}
+    removed = {key: entry for key, entry in old.items() if key not in new}
+    return steps | {key: partial(_remove, entry=entry, marker=olds["marker"]) for key, entry in removed.items()}
 
 
 def _moved(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
@@ -250,8 +248,8 @@ class ObjectBatchProvider(pulumi.dynamic.ResourceProvider):
     live objects onto their bodies (see the module docstring)."""
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
-        objects = batch_objects(props)
-        _run(props, {key: _step(_create, entry, props["marker"]) for key, entry in objects.items()})
+        marker = props["marker"]
+        _run(props, {key: partial(_create, entry=entry, marker=marker) for key, entry in batch_objects(props).items()})
         return pulumi.dynamic.CreateResult(BATCH_ID, {**props})
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
@@ -266,7 +264,7 @@ class ObjectBatchProvider(pulumi.dynamic.ResourceProvider):
 
     def read(self, id_: str, props: dict[str, Any]) -> pulumi.dynamic.ReadResult:
         objects = batch_objects(props)
-        found = _run(props, {key: _step(_refreshed, entry) for key, entry in objects.items()})
+        found = _run(props, {key: partial(_refreshed, entry=entry) for key, entry in objects.items()})
         live = {key: entry for key, entry in found.items() if entry is not None}
         if not live:
             return pulumi.dynamic.ReadResult("", {})
@@ -275,7 +273,8 @@ class ObjectBatchProvider(pulumi.dynamic.ResourceProvider):
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Delete every object still carrying this batch's marker; finalizers are not waited for (the API server
         deletes the object once its controller releases it)."""
-        _run(props, {key: _step(_remove, entry, props["marker"]) for key, entry in batch_objects(props).items()})
+        marker = props["marker"]
+        _run(props, {key: partial(_remove, entry=entry, marker=marker) for key, entry in batch_objects(props).items()})
 
 
 class ObjectBatch(pulumi.dynamic.Resource):
