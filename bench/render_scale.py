@@ -48,7 +48,7 @@ RATE_SETS = [
 ]
 
 
-def configuration(subscriptions: int, identity: str, model_count: int = MODELS) -> dict:
+def configuration(subscriptions: int, identity: str, model_count: int = MODELS, batches: bool = False) -> dict:
     rng = random.Random(subscriptions)
     models = [
         {
@@ -78,7 +78,12 @@ def configuration(subscriptions: int, identity: str, model_count: int = MODELS) 
         )
     # the gateway budget is reported, not enforced: one shared gateway for 200 models is over it by design here;
     # the stack output `subscriptions` as counts, as docs/scale.md recommends from 1,000 subscriptions
-    platform = {"gatewayBudget": "warn", "subscriptionOutputs": "summary"}
+    # `batches`: the layout for large stacks on a DIY backend (`platform.subscriptionBatches`)
+    platform = {
+        "gatewayBudget": "warn",
+        "subscriptionOutputs": "summary",
+        **({"subscriptionBatches": True} if batches else {}),
+    }
     return {"platform": platform, "models": models, "subscriptions": subs}
 
 

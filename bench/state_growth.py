@@ -30,9 +30,10 @@ Offline, the state is built from what the render registers: one version-3 resour
 `created`, `modified`, `sourcePosition`) per registration, secrets as ciphertext of their size. Outputs are what
 the providers record: a Kubernetes object's live object (its inputs plus the server's uid, resourceVersion,
 generation and creation time) and the copy of its inputs pulumi-kubernetes keeps in `__inputs`
-(pulumi/pulumi-kubernetes#566); a status writer's inputs plus what it records per status (`written_statuses`); a
-component's registered outputs; the root stack's outputs. It runs on the tree it sits in, so a copy of it in a
-checkout of an older commit measures that commit's layout. Server-side defaults and managed fields are left out,
+(pulumi/pulumi-kubernetes#566); a status writer's inputs plus what it records per status (`written_statuses`); an
+object batch's inputs (`platform.subscriptionBatches`: its outputs are its inputs); a component's registered
+outputs; the root stack's outputs. It runs on the tree it sits in, so a copy of it in a checkout of an older commit
+measures that commit's layout. Server-side defaults and managed fields are left out,
 so the figures are a lower bound. Creates complete in registration order (with P in flight, first in, first out),
 component outputs and stack outputs last.
 
@@ -45,6 +46,7 @@ One case per process (the render's memory is its own). Usage:
     python bench/state_growth.py 1000 short                   # one case, one JSON line (every lever)
     python bench/state_growth.py 1000 short --lever status-last+status-digest   # one case, that lever only
     python bench/state_growth.py 1000 short --lever none      # one case, as rendered only (the `base` lever)
+    python bench/state_growth.py 1000 short --lever none --batches   # the same with platform.subscriptionBatches
 """
 
 from __future__ import annotations
@@ -125,6 +127,8 @@ def outputs_of(registration, component_outputs: dict[str, Any]) -> dict[str, Any
     if registration.is_kubernetes_object:
         metadata = {**inputs.get("metadata", {}), **SERVER_METADATA}
         return {**inputs, "metadata": metadata, "__inputs": inputs}
+    if registration.is_object_batch:
+        return inputs  # `object_batch.py`: what refresh compares the live objects with
     if registration.type.startswith("pulumi-python:dynamic:"):
         return written_statuses(inputs)
     if registration.custom:
@@ -443,6 +447,7 @@ LEVERS: dict[str, Callable[[list[dict[str, Any]]], list[dict[str, Any]]]] = {
     "objects-digest": grouped(is_object, digest=True, name="objects"),
 }
 NO_LEVER = "none"
+BATCHES = "--batches"  # render with `platform.subscriptionBatches: true`
 LEVER_CASES = (
     "status-last",
     "ascending",
@@ -462,7 +467,9 @@ def apply_lever(name: str, resources: list[dict[str, Any]]) -> list[dict[str, An
     return resources
 
 
-def one_case(subscriptions: int, identity: str, levers: tuple[str, ...] = LEVER_CASES) -> dict[str, Any]:
+def one_case(
+    subscriptions: int, identity: str, levers: tuple[str, ...] = LEVER_CASES, batches: bool = False
+) -> dict[str, Any]:
     from render_scale import configuration
 
     from maas.tools.render import RecordingMonitor, render
@@ -483,7 +490,7 @@ def one_case(subscriptions: int, identity: str, levers: tuple[str, ...] = LEVER_
             return response
 
     monitor = PropertyDependencies()
-    rendering = render(configuration(subscriptions, identity), monitor=monitor)
+    rendering = render(configuration(subscriptions, identity, batches=batches), monitor=monitor)
     stack_urn = next(urn for urn in rendering.component_outputs if f"::{STACK_TYPE}::" in urn)
     # the root stack's outputs are what `pulumi.export` received (the mock engine records no RegisterResourceOutputs
     # for it; the real engine stores them on the stack resource)
@@ -503,6 +510,7 @@ def one_case(subscriptions: int, identity: str, levers: tuple[str, ...] = LEVER_
     row: dict[str, Any] = {
         "subscriptions": subscriptions,
         "identity": identity,
+        "batches": batches,
         "resources": len(resources),
         "state_bytes": len(full),
         "state_bytes_modelled": base + sum(sizes),
@@ -686,13 +694,15 @@ def main() -> None:
 
     tune_gc()
     args = sys.argv[1:]
+    batches = BATCHES in args
+    args = [arg for arg in args if arg != BATCHES]
     if len(args) >= 2:
         levers = LEVER_CASES
         if len(args) == 4 and args[2] == "--lever":
             levers = () if args[3] == NO_LEVER else (args[3],)
             for lever in levers:
                 apply_lever(lever, [])  # an unknown lever fails here, before the render
-        print(json.dumps(one_case(int(args[0]), args[1], levers)))
+        print(json.dumps(one_case(int(args[0]), args[1], levers, batches)))
         return
     rows = []
     for count in COUNTS:

@@ -4,11 +4,11 @@ It serves the built-in resources below plus every version a CRD it holds serves:
 could not find the requested resource", like a kind whose CRD is not installed. It records every request, can
 demand a bearer token (401 otherwise), refuse resources (403), page LISTs, stall, and honour (or, to test the
 client, ignore) the PartialObjectMetadata Accept header. It takes the writes of the dynamic providers: a JSON
-merge patch of an object's `/status` (the status writer), and a create (POST: 409 AlreadyExists when the name is
-taken), a server-side apply (PATCH `application/apply-patch+yaml`: creates the object, or merges the body into it;
-it keeps no managedFields, but answers 409 Conflict for the names in `apply_conflicts` unless forced) and a delete
-(404 when absent, 409 Conflict when `preconditions.uid` is not the object's) of an object (the object batches). A
-created object gets a uid, a resourceVersion and a creationTimestamp. `patch_reply` answers every PATCH instead.
+merge patch of an object's `/status` (the status writer), and a server-side apply (PATCH
+`application/apply-patch+yaml`: creates the object, or merges the body into it; it keeps no managedFields, but
+answers 409 Conflict for the names in `apply_conflicts` unless forced) and a delete (404 when absent, 409 Conflict
+when `preconditions.uid` is not the object's) of an object (the object batches). A created object gets a uid, a
+resourceVersion and a creationTimestamp. `patch_reply` answers every PATCH instead.
 `on_request` lets a test change the cluster as requests arrive; `peak_in_flight` is the most requests it was ever
 answering at once (how a test sees a client's concurrency). Also here: realistic objects of the dev stack's cluster.
 It answers `/version` (`version`; None hides it, as a 404) and the discovery document `/api` as an API server
@@ -43,7 +43,7 @@ BUILTIN = {  # (group, version, plural) -> (kind, namespaced)
 METADATA_ACCEPT = "as=PartialObjectMetadata"
 MERGE_PATCH = "application/merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
-VERBS = {"PATCH": "patch", "POST": "create", "DELETE": "delete"}  # and GET: get or list
+VERBS = {"PATCH": "patch", "DELETE": "delete"}  # and GET: get or list
 VERSION_INFO = {  # what /version answers (k8s.io/apimachinery version.Info)
     "major": "1",
     "minor": "33",
@@ -65,7 +65,7 @@ class Request:
     accept: str | None
     authorization: str | None
     content_type: str | None = None
-    body: Any = None  # the decoded JSON body of a POST, PATCH or DELETE
+    body: Any = None  # the decoded JSON body of a PATCH or DELETE
 
 
 @dataclass
@@ -163,7 +163,7 @@ class FakeKube:
             self.on_request(self, request)
         if self.stall:
             self._release.wait(self.stall)
-        if request.method not in ("GET", "PATCH", "POST", "DELETE"):
+        if request.method not in ("GET", "PATCH", "DELETE"):
             return 405, _status(405, "MethodNotAllowed", f"this fake does not take {request.method}")
         if self.token is not None and request.authorization != f"Bearer {self.token}":
             return 401, _status(401, "Unauthorized", "Unauthorized")
@@ -177,8 +177,6 @@ class FakeKube:
             message = f'{plural}.{group} is forbidden: User "me" cannot {verb} resource "{resource}"'
             return 403, _status(403, "Forbidden", message)
         kind, _ = self._served()[(group, version, plural)]
-        if request.method == "POST" and name is None and namespace is not None:
-            return self._create(group, kind, namespace, request.body or {})
         if request.method == "PATCH" and name is not None and subresource is None:
             return self._apply(group, kind, namespace, name, request)
         if request.method == "DELETE" and name is not None and subresource is None:
@@ -208,13 +206,6 @@ class FakeKube:
                 obj["status"] = {key: value for key, value in patched.items() if key not in self.pruned_status}
                 return 200, copy.deepcopy(obj)
         return 404, _status(404, "NotFound", f'{kind.lower()}s "{name}" not found')
-
-    def _create(self, group: str, kind: str, namespace: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        """A POST: the object with a uid, a resourceVersion and a creationTimestamp; 409 if the name is taken."""
-        name = body["metadata"]["name"]
-        if self._find(group, kind, namespace, name) is not None:
-            return 409, _status(409, "AlreadyExists", f'{kind.lower()}s.{group} "{name}" already exists')
-        return 201, copy.deepcopy(self._store(body, namespace))
 
     def _apply(
         self, group: str, kind: str, namespace: str | None, name: str, request: Request
@@ -353,9 +344,6 @@ def _handler(kube: FakeKube) -> type[BaseHTTPRequestHandler]:
             self._serve()
 
         def do_PATCH(self) -> None:
-            self._serve()
-
-        def do_POST(self) -> None:
             self._serve()
 
         def do_DELETE(self) -> None:

@@ -634,6 +634,9 @@ def test_a_concurrent_batch_lands_every_write_four_calls_at_a_time(host, kube):
         assert (answer.id, record["name"], record["digest"]) == ("statuses", name, digest_of({"phase": name}))
 
 
+MARKER = "maas/dev:subscriptions/llm"
+
+
 def test_an_object_batch_is_created_and_diffed_in_the_host(host, kube):
     """ObjectBatchProvider, pickled by reference as the status writer is, loads in the host; its one JSON string of
     objects and its secret connection reach it as the program built them, and come back as its outputs."""
@@ -647,7 +650,7 @@ def test_an_object_batch_is_created_and_diffed_in_the_host(host, kube):
 
     def sends(spec: dict[str, Any]) -> struct_pb2.Struct:
         def props() -> dict[str, Any]:
-            inputs = batch_inputs([("maassubscriptions", {**body, "spec": spec})], connection(kube), "dev/llm/1")
+            inputs = batch_inputs([("maassubscriptions", {**body, "spec": spec})], connection(kube), MARKER)
             return {**inputs, PROVIDER_KEY: pulumi.Output.secret(BATCH_PROVIDER)}
 
         return engine_sends(sdk_sends(props))
@@ -658,10 +661,11 @@ def test_an_object_batch_is_created_and_diffed_in_the_host(host, kube):
     )
     assert created.id == "objects"
     assert as_dict(created.properties) == as_dict(news)
-    [post] = kube.requests
-    assert (post.method, post.path) == ("POST", f"/apis/{API_VERSION}/namespaces/llm/maassubscriptions")
-    assert post.query == {"fieldManager": "maas-pulumi"}
-    assert post.body["metadata"]["annotations"] == {MARKER_ANNOTATION: "dev/llm/1"}
+    [read, apply] = kube.requests
+    path = f"/apis/{API_VERSION}/namespaces/llm/maassubscriptions/team-a"
+    assert [(read.method, read.path), (apply.method, apply.path)] == [("GET", path), ("PATCH", path)]
+    assert apply.query == {"fieldManager": "maas-pulumi"}
+    assert apply.body["metadata"]["annotations"] == {MARKER_ANNOTATION: MARKER}
 
     def diff_of(new: struct_pb2.Struct) -> provider_pb2.DiffResponse:
         request = provider_pb2.DiffRequest(
@@ -673,7 +677,7 @@ def test_an_object_batch_is_created_and_diffed_in_the_host(host, kube):
     changed = diff_of(sends({"priority": 2}))
     assert changed.changes == provider_pb2.DiffResponse.DIFF_SOME
     assert (list(changed.replaces), changed.deleteBeforeReplace) == ([], False)
-    assert len(kube.requests) == 1  # a diff sends nothing
+    assert len(kube.requests) == 2  # a diff sends nothing
 
 
 def test_the_host_survived_every_call(host):

@@ -26,8 +26,9 @@ from tests.fake_kube import APPLY_PATCH, FakeKube, Request, all_crds
 API_VERSION = "maas.opendatahub.io/v1alpha1"
 RESOURCE = "maassubscriptions"
 COLLECTION = f"/apis/{API_VERSION}/namespaces/tenant-a/{RESOURCE}"
-MARKER = "dev/tenant-a/1"
-OTHER = "dev/tenant-a/2"
+MARKER = "maas/dev:subscriptions/tenant-a/0"
+OTHER = "maas/dev:subscriptions/tenant-a/1"  # another batch of the same stack
+ELSEWHERE = "maas/prod:subscriptions/tenant-a/0"  # a batch of another stack
 
 
 def subscription(name: str, owner: str = "team-a", **annotations: str) -> dict[str, Any]:
@@ -121,13 +122,16 @@ def test_the_projection_is_the_live_value_at_every_path_the_body_sets():
 # -------------------------------------------------------------------------------------------------- create
 
 
-def test_create_posts_every_object_in_key_order_with_the_marker_and_the_field_manager(kube):
+def test_create_applies_every_object_in_key_order_with_the_marker_and_the_field_manager(kube):
+    """A server-side apply creates each object: a POST's fields would belong to an `Update` entry of the manager,
+    which every later apply of a changed value would conflict with."""
     inputs = props(kube, subscription("b"), subscription("a"))
     result = ObjectBatchProvider().create(inputs)
-    assert sent(kube) == [("POST", COLLECTION), ("POST", COLLECTION)]
-    assert [r.body["metadata"]["name"] for r in kube.requests] == ["a", "b"]
-    assert all(r.query == {"fieldManager": FIELD_MANAGER} == {"fieldManager": "maas-pulumi"} for r in kube.requests)
-    assert [marker_of(r.body) for r in kube.requests] == [MARKER, MARKER]
+    assert sent(kube) == [("GET", path("a")), ("PATCH", path("a")), ("GET", path("b")), ("PATCH", path("b"))]
+    applies = writes(kube)
+    assert all(r.content_type == APPLY_PATCH for r in applies)
+    assert all(r.query == {"fieldManager": FIELD_MANAGER} == {"fieldManager": "maas-pulumi"} for r in applies)
+    assert [marker_of(r.body) for r in applies] == [MARKER, MARKER]
     assert marker_of(live(kube, "a")) == MARKER and live(kube, "a")["spec"] == subscription("a")["spec"]
     assert MARKER_ANNOTATION not in json.loads(inputs["objects"])  # the plan never has it, the state neither
     assert (result.id, result.outs) == ("objects", inputs)
@@ -139,13 +143,15 @@ def test_create_refuses_an_object_it_did_not_create_and_still_creates_the_others
         ObjectBatchProvider().create(props(kube, subscription("a"), subscription("b"), subscription("c")))
     assert failure_lines(caught) == [
         "1 of 3 objects failed:",
-        "MaaSSubscription tenant-a/b already exists and was not created by this batch (no maas.opendatahub.io/batch "
-        "annotation): it was created outside this stack or by a stack that registers subscriptions one by one, and "
-        "is left as it is (see docs/scale.md). Only if this stack is meant to own it, adopt it by annotating it "
-        "`kubectl annotate -n tenant-a maassubscriptions.maas.opendatahub.io b "
-        "maas.opendatahub.io/batch=dev/tenant-a/1` and run `pulumi up` again",
+        "MaaSSubscription tenant-a/b already exists and was created by no batch (no maas.opendatahub.io/batch "
+        "annotation): by hand, the controller, `pulumi import`, another stack or a stack that registers "
+        "subscriptions one by one. It is left as it is (docs/scale.md#subscription-batches). Adopt it only if no "
+        "Pulumi stack registers it as a resource of its own (that stack would delete it): `kubectl annotate -n "
+        "tenant-a maassubscriptions.maas.opendatahub.io b "
+        "maas.opendatahub.io/batch=maas/dev:subscriptions/tenant-a/0 --overwrite`, then run `pulumi up` again",
     ]
-    assert sent(kube) == [("POST", COLLECTION), ("POST", COLLECTION), ("GET", path("b")), ("POST", COLLECTION)]
+    reads = [("GET", path(name)) for name in "abc"]
+    assert sent(kube) == [reads[0], ("PATCH", path("a")), reads[1], reads[2], ("PATCH", path("c"))]
     assert live(kube, "b")["spec"]["owner"] == {"groups": [{"name": "by-hand"}]} and marker_of(live(kube, "b")) is None
     assert marker_of(live(kube, "a")) == marker_of(live(kube, "c")) == MARKER
 
@@ -153,8 +159,8 @@ def test_create_refuses_an_object_it_did_not_create_and_still_creates_the_others
 def test_a_create_after_a_half_failed_create_takes_over_its_own_objects(kube):
     put(kube, subscription("a", owner="old", **{MARKER_ANNOTATION: MARKER}))
     ObjectBatchProvider().create(props(kube, subscription("a"), subscription("b")))
-    assert sent(kube) == [("POST", COLLECTION), ("GET", path("a")), ("PATCH", path("a")), ("POST", COLLECTION)]
-    apply = kube.requests[2]
+    assert sent(kube) == [("GET", path("a")), ("PATCH", path("a")), ("GET", path("b")), ("PATCH", path("b"))]
+    apply = kube.requests[1]
     assert (apply.content_type, apply.query) == (APPLY_PATCH, {"fieldManager": "maas-pulumi"})
     assert apply.body == subscription("a", **{MARKER_ANNOTATION: MARKER})
     assert live(kube, "a")["spec"]["owner"] == {"groups": [{"name": "team-a"}]}
@@ -173,16 +179,24 @@ def test_an_object_moving_from_a_deleted_batch_is_taken_over_and_the_old_batchs_
     assert sent(kube) == [("GET", path("a"))] and live(kube, "a") is not None
 
 
+def test_create_refuses_an_object_a_batch_of_another_stack_wrote(kube):
+    put(kube, subscription("a", owner="prod", **{MARKER_ANNOTATION: ELSEWHERE}))
+    with pytest.raises(ObjectBatchError) as caught:
+        ObjectBatchProvider().create(props(kube, subscription("a")))
+    assert "was created by the batch 'maas/prod:subscriptions/tenant-a/0' of another stack" in str(caught.value)
+    assert writes(kube) == [] and live(kube, "a")["spec"]["owner"] == {"groups": [{"name": "prod"}]}
+
+
 # -------------------------------------------------------------------------------------------------- update
 
 
-def test_update_sends_nothing_for_unchanged_objects_applies_changed_ones_and_posts_new_ones(kube):
+def test_update_sends_nothing_for_unchanged_objects_applies_changed_ones_and_creates_new_ones(kube):
     provider = ObjectBatchProvider()
     created = provider.create(props(kube, subscription("a"), subscription("b")))
     del kube.requests[:]
     news = props(kube, subscription("a"), subscription("b", owner="team-b"), subscription("c"))
     result = provider.update("objects", created.outs, news)
-    assert sent(kube) == [("PATCH", path("b")), ("POST", COLLECTION)]
+    assert sent(kube) == [("PATCH", path("b")), ("GET", path("c")), ("PATCH", path("c"))]
     assert kube.requests[0].body == subscription("b", owner="team-b", **{MARKER_ANNOTATION: MARKER})
     assert live(kube, "b")["spec"]["owner"] == {"groups": [{"name": "team-b"}]} and live(kube, "c") is not None
     assert result.outs == news
@@ -232,7 +246,7 @@ def test_an_object_already_gone_is_fine_to_remove(kube):
     kube.objects.remove(live(kube, "a"))
     provider.update("objects", created.outs, props(kube))
     provider.delete("objects", created.outs)
-    assert [r.method for r in writes(kube)] == ["POST"]
+    assert [r.method for r in writes(kube)] == ["PATCH"]
 
 
 # -------------------------------------------------------------------------------------------------- delete
@@ -326,10 +340,10 @@ def test_every_write_carries_the_field_manager_and_the_marker(kube):
     put(kube, subscription("b", **{MARKER_ANNOTATION: MARKER}))
     created = provider.create(props(kube, subscription("a"), subscription("b")))
     provider.update("objects", created.outs, props(kube, subscription("a", owner="x"), subscription("c")))
-    posts_and_applies = [r for r in writes(kube) if r.method in ("POST", "PATCH")]
-    assert [r.method for r in posts_and_applies] == ["POST", "POST", "PATCH", "PATCH", "POST"]
-    assert all(r.query["fieldManager"] == "maas-pulumi" for r in posts_and_applies)
-    assert all(marker_of(r.body) == MARKER for r in posts_and_applies)
+    applies = [r for r in writes(kube) if r.method != "DELETE"]
+    assert [r.method for r in applies] == ["PATCH"] * 4
+    assert all(r.query["fieldManager"] == "maas-pulumi" for r in applies)
+    assert all(marker_of(r.body) == MARKER for r in applies)
 
 
 # -------------------------------------------------------------------------------------------------- failures
@@ -340,9 +354,9 @@ def test_a_forbidden_write_names_the_verb_and_the_resource(kube):
     with pytest.raises(ObjectBatchError) as caught:
         ObjectBatchProvider().create(props(kube, subscription("a")))
     assert str(caught.value) == (
-        "could not create MaaSSubscription tenant-a/a: HTTP 403 Forbidden: maassubscriptions.maas.opendatahub.io is "
-        'forbidden: User "me" cannot create resource "maassubscriptions"; grant the identity of the kubeconfig '
-        "`create` on maassubscriptions"
+        "could not read MaaSSubscription tenant-a/a: HTTP 403 Forbidden: maassubscriptions.maas.opendatahub.io is "
+        'forbidden: User "me" cannot get resource "maassubscriptions"; grant the identity of the kubeconfig '
+        "`get` on maassubscriptions"
     )
 
 
@@ -350,7 +364,7 @@ def test_a_create_without_the_crd_says_to_install_it():
     with FakeKube(all_crds("MaaSSubscription")) as kube, pytest.raises(ObjectBatchError) as caught:
         ObjectBatchProvider().create(props(kube, subscription("a")))
     assert str(caught.value) == (
-        "could not create MaaSSubscription tenant-a/a: HTTP 404 Not Found: the server could not find the requested "
+        "could not apply MaaSSubscription tenant-a/a: HTTP 404 Not Found: the server could not find the requested "
         "resource; the CRD of maassubscriptions is not installed: install the MaaS CRDs of the release this program "
         "writes for"
     )
@@ -393,7 +407,7 @@ def test_an_unreachable_api_server_stops_the_rest(kube):
         ObjectBatchProvider().create(props(kube, *(subscription(n) for n in "abc"), context="elsewhere"))
     lines = failure_lines(caught)
     assert lines[0] == "3 of 3 objects failed:" and lines[2] == "2 more not attempted"
-    assert lines[1].startswith("could not create MaaSSubscription tenant-a/a: API server http://127.0.0.1:9 unreach")
+    assert lines[1].startswith("could not read MaaSSubscription tenant-a/a: API server http://127.0.0.1:9 unreach")
     assert lines[1].endswith(
         "check platform.kubernetes.kubeconfig and platform.kubernetes.context, then run `pulumi up` again"
     )

@@ -32,7 +32,7 @@ from maas.config.kubernetes import provider_connection, reader_connection
 from maas.config.secrets import Secrets, identity_warning, secret_values
 from maas.observe.reader import connect
 from maas.tools.cli import main as cli
-from maas.tools.render import STATUS_TYPE, RecordingMonitor, render
+from maas.tools.render import DYNAMIC_TYPE, RecordingMonitor, render
 from tests.conftest import DEV_STACK, ROOT
 
 PROVIDER = "pulumi:providers:kubernetes"
@@ -182,7 +182,7 @@ def test_the_reader_and_the_status_writer_see_the_cluster_the_provider_sees(dev_
     connection = reader_connection(options)
     assert (connection.kubeconfig, connection.context) == (None, "first")
     assert connect(connection.kubeconfig, connection.context).cluster.server == "https://first.example:6443"
-    writes = [r for r in render(dev_raw).registrations if r.type == STATUS_TYPE]
+    writes = [r for r in render(dev_raw).registrations if r.type == DYNAMIC_TYPE]
     assert writes and all(rpc.unwrap_rpc_secret(w.inputs["connection"]) == {"context": "first"} for w in writes)
 
 

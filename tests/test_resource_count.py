@@ -17,7 +17,7 @@ from pulumi.dynamic.dynamic import serialize_provider as pickle
 
 from maas.deploy.status_writer import batch_targets
 from maas.plan.desired import object_identity
-from maas.tools.render import STATUS_TYPE, RecordingMonitor, render
+from maas.tools.render import DYNAMIC_TYPE, RecordingMonitor, render
 
 STACK = "urn:pulumi:dev::maas::pulumi:pulumi:Stack::maas-dev"
 MAAS = "kubernetes:maas.opendatahub.io/v1alpha1"
@@ -62,7 +62,7 @@ def test_components_are_one_per_tenant_and_model_and_the_platform(dev_config, de
     components = Counter(r.type for r in dev_rendering.registrations if r.type.startswith("maas:index:"))
     models, tenants = len(dev_config.models), len(dev_config.tenants)
     assert components == Counter({"maas:index:Model": models, "maas:index:Tenant": tenants, "maas:index:Platform": 1})
-    writers = [r for r in dev_rendering.registrations if r.type == STATUS_TYPE]
+    writers = [r for r in dev_rendering.registrations if r.type == DYNAMIC_TYPE]
     assert len(writers) == tenants  # each tenant's statuses with its models', in one resource while they fit
 
 
@@ -71,7 +71,7 @@ def test_each_status_is_written_once_by_a_resource_of_its_tenant(dev_rendering):
     writes = [d for d in plan.objects() if d.subresource == "status"]
     by_urn = {r.urn: r for r in dev_rendering.registrations}
     targets = Counter()
-    for writer in (r for r in dev_rendering.registrations if r.type == STATUS_TYPE):
+    for writer in (r for r in dev_rendering.registrations if r.type == DYNAMIC_TYPE):
         component = by_urn[writer.parent]
         assert component.type == "maas:index:Tenant" and writer.name == f"statuses/{component.name}"
         for key, target in batch_targets(writer.inputs).items():
@@ -142,5 +142,5 @@ def test_tenant_component_outputs_count_its_subscriptions_and_auth_policies_by_p
 
 def test_the_dynamic_provider_is_pickled_once_per_component_not_once_per_status(grown):
     rendering, pickles = grown
-    writers = [r for r in rendering.registrations if r.type == STATUS_TYPE]
+    writers = [r for r in rendering.registrations if r.type == DYNAMIC_TYPE]
     assert len(pickles) == len(writers) < len(rendering.statuses())

@@ -13,7 +13,7 @@ from maas.config import ConfigError, load_config
 from maas.deploy.status_writer import batch_targets, stamp_conditions
 from maas.observe import Observed
 from maas.plan.models.resources import maas_auth_policy, maas_subscription, publish, subscription_status
-from maas.tools.render import STATUS_TYPE, render
+from maas.tools.render import DYNAMIC_TYPE, render
 from tests.conftest import identities, objects_of
 
 # 3.6 status fields the mirror CRDs in shared/crds predate (seed 002); the API server prunes them there.
@@ -259,7 +259,7 @@ def test_auth_policy_status_phase(dev_rendering):
 def test_status_writes_depend_on_their_object_and_policies(dev_rendering):
     urns = {r.name: r.urn for r in dev_rendering.registrations}
     status = next(r for r in dev_rendering.registrations if r.name == "statuses/models-as-a-service")
-    assert status.type == STATUS_TYPE and "MaaSModelRef/llm/granite-7b" in batch_targets(status.inputs)
+    assert status.type == DYNAMIC_TYPE and "MaaSModelRef/llm/granite-7b" in batch_targets(status.inputs)
     expected = {
         "llm/granite-7b",
         "llm/maas-trlp-granite-7b",
@@ -274,7 +274,7 @@ def test_status_writes_live_under_their_tenant_with_the_models_it_serves(dev_ren
     """A tenant's own status, its subscriptions', its auth policies' and its models' under the tenant, in one
     resource while they fit a batch; each batch is replaced with any object it writes the status of."""
     parents = {r.urn: r for r in dev_rendering.registrations}
-    writers = {r.name: r for r in dev_rendering.registrations if r.type == STATUS_TYPE}
+    writers = {r.name: r for r in dev_rendering.registrations if r.type == DYNAMIC_TYPE}
     assert sorted(writers) == ["statuses/models-as-a-service", "statuses/redteam"]
     tenant = writers["statuses/models-as-a-service"]
     assert parents[tenant.parent].type == "maas:index:Tenant"
@@ -299,7 +299,7 @@ def test_status_writes_live_under_their_tenant_with_the_models_it_serves(dev_ren
 
 
 def test_status_connection_is_the_kubernetes_provider_context_as_a_secret(dev_rendering):
-    status = next(r for r in dev_rendering.registrations if r.type == STATUS_TYPE)
+    status = next(r for r in dev_rendering.registrations if r.type == DYNAMIC_TYPE)
     connection = status.inputs["connection"]
     assert connection["value"] == {"context": "maas-dev"}  # wrapped as a Pulumi secret
 

@@ -1,4 +1,4 @@
-"""Issue 21: a tenant's statuses in bounded batches whose members stay put (`maas/deploy/status_batches.py`)."""
+"""Issue 21: a tenant's statuses in bounded batches whose members stay put (`maas/deploy/batches.py`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maas.deploy import status_batches as batches
-from maas.deploy.status_batches import MAX_BYTES, MAX_STATUSES, status_batches
+from maas.deploy import batches
+from maas.deploy.batches import MAX_BYTES, MAX_STATUSES, status_batches
 from maas.deploy.status_writer import status_target, target_key
 
 

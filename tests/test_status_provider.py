@@ -26,7 +26,7 @@ from maas.observe import ObservationRequest, read_cluster
 from maas.plan.status import needed
 from maas.plan.status.model import ModelFacts, model_status
 from maas.plan.status.writes import merge_patch, stamp_conditions, unstamped
-from maas.tools.render import STATUS_TYPE, render
+from maas.tools.render import DYNAMIC_TYPE, render
 from tests.fake_kube import FakeKube, Request, all_crds, kserve_route, llm_inference_service, platform_gateway
 from tests.test_model_status import GRANITE
 
@@ -500,7 +500,7 @@ def test_diff_compares_each_target_and_the_connection_and_never_replaces(kube):
 def test_the_program_gives_the_writer_facts_unless_observe_is_off(dev_raw):
     def granite_target(raw: dict) -> dict:
         registrations = render(raw).registrations
-        writer = next(r for r in registrations if r.type == STATUS_TYPE and r.name == "statuses/models-as-a-service")
+        writer = next(r for r in registrations if r.type == DYNAMIC_TYPE and r.name == "statuses/models-as-a-service")
         return batch_targets(writer.inputs)["MaaSModelRef/llm/granite-7b"]
 
     assert granite_target(dev_raw)["facts"]["route_name"] == "granite-7b-instruct-kserve-route"

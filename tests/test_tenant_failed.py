@@ -18,7 +18,7 @@ import pytest
 
 from maas import naming
 from maas.config import ConfigError, ConfigIssue, load_config, raw_from_stack_file
-from maas.deploy import program, status_batches
+from maas.deploy import batches, program
 from maas.deploy.status_writer import (
     StatusBatchProvider,
     batch_targets,
@@ -34,7 +34,7 @@ from maas.plan.desired import k8s_object
 from maas.plan.status.failed import failed_tenant_writes, failure_issues
 from maas.plan.status.tenant import TenantFacts
 from maas.plan.status.writes import unstamped
-from maas.tools.render import PROJECT, STATUS_TYPE, RecordingMonitor, Registration, render
+from maas.tools.render import DYNAMIC_TYPE, PROJECT, RecordingMonitor, Registration, render
 from tests.conftest import DEV_STACK
 from tests.fake_kube import FakeKube, all_crds, condition, db_secret, maas_api_deployment, platform_gateway
 from tests.test_observed_render import redteam_gateway, snapshot
@@ -52,7 +52,7 @@ class Run:
     warnings: list[str] = field(default_factory=list)
 
     def writer(self, name: str) -> Registration:
-        return next(r for r in self.registrations if r.type == STATUS_TYPE and r.name == f"statuses/{name}")
+        return next(r for r in self.registrations if r.type == DYNAMIC_TYPE and r.name == f"statuses/{name}")
 
     def urns(self) -> set[str]:
         return {r.urn for r in self.registrations}
@@ -155,8 +155,8 @@ def test_seed_000_a_failed_preflight_publishes_failed_at_pulumi_up_and_registers
     assert sorted((r.type, r.name) for r in update.registrations) == [
         ("maas:index:Tenant", "models-as-a-service"),
         ("maas:index:Tenant", "redteam"),
-        (STATUS_TYPE, "statuses/models-as-a-service"),
-        (STATUS_TYPE, "statuses/redteam"),
+        (DYNAMIC_TYPE, "statuses/models-as-a-service"),
+        (DYNAMIC_TYPE, "statuses/redteam"),
     ]
     assert isinstance(update.error, pulumi.RunError)
     assert str(update.error).splitlines() == [
@@ -197,14 +197,14 @@ def test_a_tenant_whose_statuses_split_registers_every_batch_in_that_preview_and
     """Issue 21: a tenant's statuses in several batches. The stopped update's preview registers each batch a full
     run registers (else the preview shows the others deleted); the batch holding the MaasTenantConfig writes it
     alone, every other batch writes nothing."""
-    monkeypatch.setattr(status_batches, "MAX_STATUSES", 3)
+    monkeypatch.setattr(batches, "MAX_STATUSES", 3)
     preview = run_program(raw, snapshot(NO_SECRET), preview=True)
     full = run_program(raw, snapshot(), preview=True)
     assert preview.urns() == full.urns()
-    batches = [r for r in preview.registrations if r.type == STATUS_TYPE and "/models-as-a-service/" in r.name]
-    assert len(batches) > 1
-    assert sorted(tuple(r.inputs["writeOnly"]) for r in batches) == [()] * (len(batches) - 1) + [(DEFAULT_TENANT,)]
-    held = [r for r in batches if DEFAULT_TENANT in batch_targets(r.inputs)]
+    split = [r for r in preview.registrations if r.type == DYNAMIC_TYPE and "/models-as-a-service/" in r.name]
+    assert len(split) > 1
+    assert sorted(tuple(r.inputs["writeOnly"]) for r in split) == [()] * (len(split) - 1) + [(DEFAULT_TENANT,)]
+    held = [r for r in split if DEFAULT_TENANT in batch_targets(r.inputs)]
     assert [r.inputs["writeOnly"] for r in held] == [[DEFAULT_TENANT]]
 
 
@@ -232,7 +232,7 @@ def test_a_stopped_update_publishes_failed_beside_a_kept_orphan_of_a_model_no_lo
 def test_seed_000_an_invalid_gateway_publishes_that_tenant_failed_and_no_other(raw):
     """Seed 000: "Failed — blocking prerequisites missing, gateway invalid, or platform apply failed." """
     update = run_program(raw, with_refused_redteam_gateway(), preview=False)
-    assert [r.name for r in update.registrations if r.type == STATUS_TYPE] == ["statuses/redteam"]
+    assert [r.name for r in update.registrations if r.type == DYNAMIC_TYPE] == ["statuses/redteam"]
     status = target_status(update, "redteam", REDTEAM_TENANT)
     assert (status["phase"], kinds(status)["Ready"]) == ("Failed", ("False", "InvalidGateway"))
     assert "Gateway openshift-ingress/redteam is neither Accepted nor Programmed" in status["conditions"][0]["message"]
@@ -247,7 +247,7 @@ def test_other_configuration_problems_still_stop_the_preview_before_anything_is_
     preview = run_program(raw, snapshot(NO_SECRET), preview=True)
     assert isinstance(preview.error, ConfigError) and preview.registrations == []
     update = run_program(raw, snapshot(NO_SECRET), preview=False)
-    assert sorted(r.name for r in update.registrations if r.type == STATUS_TYPE) == [
+    assert sorted(r.name for r in update.registrations if r.type == DYNAMIC_TYPE) == [
         "statuses/models-as-a-service",
         "statuses/redteam",
     ]

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from .batches import subscription_batch_issues
 from .errors import ConfigError, ConfigIssue, entry_path, translate
 from .kubernetes import kubernetes_option_issues
 from .references import Known, check_references
@@ -59,6 +60,7 @@ def load_config(raw: Mapping[str, Any]) -> MaasConfig:
         issues += found
         if platform is not None:
             values["platform"] = platform
+            issues += subscription_batch_issues(platform)
         issues += _kubernetes_issues(platform, raw["platform"])
     for key, entry_type in ENTRY_TYPES.items():
         if raw.get(key) is None:

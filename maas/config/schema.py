@@ -109,6 +109,7 @@ class PlatformConfig(Strict):
     gatewayBudget: Literal["warn", "error"] = "error"  # a gateway's wasm config over 1.5 MiB: stop, or only warn
     predicateFormat: Literal["default", "compact"] = "default"  # compact: one `in` list per limit
     subscriptionOutputs: Literal["full", "summary"] = "full"  # summary: the stack output `subscriptions` as counts
+    subscriptionBatches: StrictBool = False  # a tenant's MaaSSubscriptions as a few batch resources (`batches.py`)
     scope: StackScope = "all"  # all | platform | tenant:<name>: what this stack registers
     kubernetes: KubernetesProvider = KubernetesProvider()
 

@@ -1,6 +1,6 @@
 """The Pulumi layer: one explicit Kubernetes provider, one component per group of owners (`maas.plan.grouping`:
 a tenant with its subscriptions and auth policies, a model, the shared platform), and a tenant's status writes in
-bounded batches (`status_batches.py`) under its component: its own statuses and those of the models it serves.
+bounded batches (`batches.py`) under its component: its own statuses and those of the models it serves.
 
 Nothing is computed here; every object arrives complete from `maas.plan`. Objects whose owner joined its tenant's
 component carry `aliases`: the URNs they had under a component of their own, so Pulumi moves them instead of
@@ -9,7 +9,8 @@ replacing them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +22,17 @@ from ..config import KEYS, MaasConfig, PlatformConfig
 from ..config.kubernetes import provider_connection, reader_connection
 from ..config.secrets import NONE, Secrets, secret_values
 from ..config.stackfile import NAMESPACE
+from ..observe import KINDS
+from ..plan.batching import is_batched
 from ..plan.desired import Desired, Owner, Plan, object_identity
 from ..plan.grouping import Group, component_groups, status_writes_by_tenant
 from ..plan.outputs import exported
-from .status_batches import status_batches
+from .batches import json_size, object_batches, status_batches
+from .object_batch import ObjectBatch, batch_inputs, encode_objects, object_key
 from .status_writer import StatusWrites, status_inputs, status_target, target_key
 
 COMPONENT_TYPE = "maas:index:{kind}"
+SECRET_BYTES = 64
 
 
 def type_token(api_version: str, kind: str) -> str:
@@ -60,6 +65,52 @@ def former_urn(owner: Owner, desired: Desired) -> str:
     return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{chain}::{desired.logical_name}"
 
 
+@dataclass
+class _Single:
+    """One object, registered by pulumi-kubernetes after the objects it depends on."""
+
+    desired: Desired
+    owner: Owner
+    component: OwnerComponent
+    identities: tuple[str, ...] = field(init=False)
+    needs: set[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.identities = (self.desired.identity,)
+        self.needs = set(self.desired.depends_on)
+
+    def register(self, registrar: _Registrar) -> pulumi.Resource:
+        return registrar._register(self.desired, self.owner, self.component)
+
+
+@dataclass
+class _Batch:
+    """A batch of a tenant's objects, registered as one resource after everything its members depend on."""
+
+    name: str
+    component: OwnerComponent
+    members: list[Desired]
+    identities: tuple[str, ...] = field(init=False)
+    needs: set[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.identities = tuple(d.identity for d in self.members)
+        self.needs = {i for d in self.members for i in d.depends_on} - set(self.identities)
+
+    def register(self, registrar: _Registrar) -> pulumi.Resource:
+        return registrar._register_batch(self)
+
+
+def _key(desired: Desired) -> str:
+    return object_key(desired.body)
+
+
+def _size(desired: Desired) -> int:
+    """A body's JSON bytes; a text a `secure:` value made a Pulumi secret (`program.kept_secret`) counts as
+    SECRET_BYTES, the same in every run (its value is not known until it resolves)."""
+    return json_size(desired.body, default=lambda _: "x" * SECRET_BYTES)
+
+
 class _Registrar:
     """Registers objects under their components, each after the objects it `depends_on`; then each component's
     status writes as one resource, after everything they describe."""
@@ -69,6 +120,7 @@ class _Registrar:
         providers: dict[bool, k8s.Provider] | None,
         config: MaasConfig,
         failed: Mapping[str, Desired] | None = None,
+        secrets: bool = False,
     ) -> None:
         platform = config.platform
         self.config = config
@@ -79,32 +131,67 @@ class _Registrar:
         self.observe = platform.observe
         self.failed = failed or {}  # tenant -> the MaasTenantConfig status write a failed preflight publishes
         self.registered: dict[str, pulumi.Resource] = {}
+        self.secrets = secrets  # whether a `secure:` value may have made part of an object a Pulumi secret
 
     def register_all(self, components: list[OwnerComponent]) -> None:
-        pending = [
-            (desired, owner, component)
-            for component in components
-            for owner in component.group.owners
-            for desired in owner.objects
-            if desired.subresource is None
-        ]
+        pending = [*self._batches(components), *self._singles(components)]
         while pending:
-            ready = [entry for entry in pending if all(i in self.registered for i in entry[0].depends_on)]
+            ready = [entry for entry in pending if entry.needs <= self.registered.keys()]
             if not ready:
-                raise ValueError(f"dependency cycle or unknown dependency among {[d.identity for d, _, _ in pending]}")
-            for desired, owner, component in ready:
-                self.registered[desired.identity] = self._register(desired, owner, component)
-            pending = [entry for entry in pending if entry[0].identity not in self.registered]
+                raise ValueError(f"dependency cycle or unknown dependency among {[e.identities for e in pending]}")
+            for entry in ready:
+                resource = entry.register(self)
+                self.registered.update(dict.fromkeys(entry.identities, resource))
+            pending = [entry for entry in pending if entry.identities[0] not in self.registered]
         writes = status_writes_by_tenant([component.group for component in components], self.config)
         for component in components:
             if component.group.kind == "Tenant":
                 self._register_statuses(component, writes.get(component.group.name, []))
 
+    def _singles(self, components: list[OwnerComponent]) -> list[_Single]:
+        return [
+            _Single(desired, owner, component)
+            for component in components
+            for owner in component.group.owners
+            for desired in owner.objects
+            if desired.subresource is None and not self._is_batched(desired)
+        ]
+
+    def _batches(self, components: list[OwnerComponent]) -> list[_Batch]:
+        """A tenant's batched objects (`plan.batching`) in bounded batches (`batches.py`), one resource each."""
+        found = []
+        for component in components:
+            members = [d for owner in component.group.owners for d in owner.objects if self._is_batched(d)]
+            if members:
+                name = f"subscriptions/{component.group.name}"
+                found += [_Batch(part, component, batch) for part, batch in object_batches(name, members, _key, _size)]
+        return found
+
+    def _is_batched(self, desired: Desired) -> bool:
+        return is_batched(desired, self.config.platform)
+
+    def _register_batch(self, batch: _Batch) -> pulumi.Resource:
+        """One batch, its objects encoded once they are known: a part that a `secure:` value made a Pulumi secret
+        (`program.kept_secret`) makes the whole `objects` input secret."""
+        objects = [(KINDS[d.kind].plural, d.body) for d in batch.members]
+        marker = f"{pulumi.get_project()}/{pulumi.get_stack()}:{batch.name}"
+        inputs = batch_inputs([] if self.secrets else objects, self.connection, marker)
+        if self.secrets:
+            inputs["objects"] = pulumi.Output.from_input([list(pair) for pair in objects]).apply(encode_objects)
+        options = pulumi.ResourceOptions(
+            parent=batch.component, depends_on=self._resources(sorted(batch.needs)) or None
+        )
+        return ObjectBatch(batch.name, inputs, options)
+
+    def _resources(self, identities: Iterable[str]) -> list[pulumi.Resource]:
+        """The resources registering these objects, in their order, each once (a batch registers many)."""
+        return list({id(r): r for r in (self.registered[i] for i in identities)}.values())
+
     def _register(self, desired: Desired, owner: Owner, parent: OwnerComponent) -> pulumi.Resource:
         options = pulumi.ResourceOptions(
             parent=parent,
             provider=self.providers[desired.adopt],
-            depends_on=[self.registered[i] for i in desired.depends_on] or None,
+            depends_on=self._resources(desired.depends_on) or None,
             retain_on_delete=desired.retain_on_delete or None,
             ignore_changes=list(desired.ignore_changes) or None,
             aliases=[former_urn(owner, desired)] if owner.kind != parent.group.kind else None,
@@ -137,14 +224,16 @@ class _Registrar:
         by_key = {target_key(target): desired for target, desired in zip(targets_of, writes, strict=True)}
         for name, targets in status_batches(f"statuses/{component.group.name}", targets_of):
             members = [by_key[target_key(target)] for target in targets]
-            dependencies = sorted({identity for desired in members for identity in desired.depends_on})
-            if unknown := [i for i in dependencies if i not in self.registered]:
+            dependencies = {identity for desired in members for identity in desired.depends_on}
+            if unknown := sorted(i for i in dependencies if i not in self.registered):
                 raise ValueError(f"status writes of {component.group.name} depend on {unknown}, which are not objects")
-            objects = [self.registered.get(object_identity(d.kind, d.namespace, d.name)) for d in members]
+            identities = [object_identity(d.kind, d.namespace, d.name) for d in members]
+            objects = self._resources(i for i in identities if i in self.registered)
             options = pulumi.ResourceOptions(
                 parent=component,
-                depends_on=[self.registered[i] for i in dependencies],
-                replace_with=[obj for obj in objects if obj is not None] or None,
+                depends_on=self._resources(sorted(dependencies)),
+                # A batch is never replaced: it recreates no object (`object_batch.py`).
+                replace_with=[o for o in objects if not isinstance(o, ObjectBatch)] or None,
             )
             StatusWrites(name, status_inputs(targets, self.connection), options)
 
@@ -216,7 +305,8 @@ def deploy(plan: Plan, config: MaasConfig, failed: Mapping[str, Desired] | None 
     """Everything the plan holds; with `failed`, those tenants' status resources as a stopped update registers
     them (the preview of an update that a failed preflight stops, `program.py`)."""
     components = [OwnerComponent(group) for group in component_groups(plan, config)]
-    _Registrar(providers_for(plan, config.platform), config, failed).register_all(components)
+    secrets = bool(from_pulumi())
+    _Registrar(providers_for(plan, config.platform), config, failed, secrets).register_all(components)
     for component in components:
         component.register_outputs(component.group.outputs())
     for warning in plan.warnings:

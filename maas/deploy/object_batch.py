@@ -11,12 +11,14 @@ about 1.6 TB. With `platform.subscriptionBatches` the program registers a tenant
 `status_writer.batch_targets`). Outputs: the inputs. Requests go through `cluster_api.py` (as the status writer's),
 every write with field manager `maas-pulumi`.
 
-The marker: the provider stamps the annotation `maas.opendatahub.io/batch: <marker>` on every object it creates or
-applies (the planned body never has it). It is how a batch knows an object is its own:
-- create POSTs each object as pulumi-kubernetes creates one; an object that already exists (409) and carries the
-  annotation was written by a batch (this one, whose create failed half-way, or the one it moves from) and is taken
-  over by a server-side apply; one without it was created outside the batches (by hand, or by a stack that registers
-  subscriptions one by one) and is not touched: that object fails, the others are still created.
+The marker, `{project}/{stack}:{batch}`: the provider stamps the annotation `maas.opendatahub.io/batch: <marker>` on
+every object it applies (the planned body never has it). It is how a batch knows an object is its own:
+- create applies each object (server-side apply creates it); an object that already exists and carries a marker of
+  this stack was written by one of its batches (this one, whose create failed half-way, or the one it moves from)
+  and is taken over; one without it, or with another stack's, was created by something else (by hand, the
+  controller, another stack, a stack that registers subscriptions one by one) and is not touched: that object
+  fails, the others are still created. The program refuses such objects before registering anything
+  (`plan/checks/batches.py`); this is the same rule for what its snapshot could not see.
 - an object a batch no longer has (update) or a deleted batch's (delete) is deleted only when its live marker is
   still this batch's: an object that moved to another batch carries that batch's marker by then. The registration
   moves an object between batches only when its old batch resource is deleted, and the engine runs the deletes of
@@ -25,7 +27,7 @@ applies (the planned body never has it). It is how a batch knows an object is it
   meanwhile is never deleted; it does not wait for finalizers.
 
 Lifecycle:
-- create: every object POSTed, in key order (the 409 rule above).
+- create: every object applied, in key order (the marker rule above).
 - update: a new key is created (the same rule); a changed one (or every one, when the connection or the marker
   changed) is applied; a removed one is deleted (the marker rule); nothing is sent for the others.
 - read (`pulumi refresh`): each live object projected onto its recorded body (the live value at every path the body
@@ -42,7 +44,7 @@ from __future__ import annotations
 import copy
 import json
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -96,10 +98,14 @@ def object_key(body: Mapping[str, Any]) -> str:
 def batch_inputs(
     objects: list[tuple[str, dict[str, Any]]], connection: Mapping[str, str], marker: str
 ) -> dict[str, Any]:
-    """The inputs of one `ObjectBatch`: the connection (secret), the marker, and the objects, each `(plural, body)`,
-    as one canonical JSON string by key."""
-    entries = {object_key(body): {"resource": resource, "body": body} for resource, body in objects}
-    return {"connection": pulumi.Output.secret(dict(connection)), "marker": marker, "objects": encode_json(entries)}
+    """The inputs of one `ObjectBatch`: the connection (secret), the marker, and the objects, each `(plural, body)`
+    (`encode_objects`)."""
+    return {"connection": pulumi.Output.secret(dict(connection)), "marker": marker, "objects": encode_objects(objects)}
+
+
+def encode_objects(objects: Sequence[Sequence[Any]]) -> str:
+    """Objects, each `(plural, body)`, as one canonical JSON string by key."""
+    return encode_json({object_key(body): {"resource": resource, "body": body} for resource, body in objects})
 
 
 def batch_objects(props: Mapping[str, Any]) -> dict[str, Entry]:
@@ -110,10 +116,9 @@ def batch_objects(props: Mapping[str, Any]) -> dict[str, Entry]:
 # ----------------------------------------------------------------------------------------------- the API
 
 
-def _path(entry: Entry, named: bool = True) -> str:
-    body = entry["body"]
-    name = body["metadata"]["name"] if named else None
-    return resource_path(body["apiVersion"], body["metadata"]["namespace"], entry["resource"], name)
+def _path(entry: Entry) -> str:
+    metadata = entry["body"]["metadata"]
+    return resource_path(entry["body"]["apiVersion"], metadata["namespace"], entry["resource"], metadata["name"])
 
 
 def _what(entry: Entry) -> str:
@@ -123,7 +128,7 @@ def _what(entry: Entry) -> str:
 
 def _request(method: str, entry: Entry, verb: str, doing: str, **options: Any) -> Request:
     failed = f"could not {doing} {_what(entry)}"
-    return Request(method, _path(entry, named=method != "POST"), verb, entry["resource"], failed, HINTS, **options)
+    return Request(method, _path(entry), verb, entry["resource"], failed, HINTS, **options)
 
 
 def _marked(body: Mapping[str, Any], marker: str) -> dict[str, Any]:
@@ -144,32 +149,33 @@ def _get(api: Session, entry: Entry) -> dict[str, Any] | None:
 
 
 def _create(api: Session, entry: Entry, marker: str) -> None:
-    """POST the object; when it exists already, take it over if a batch wrote it, else fail it (module docstring).
-    One deleted again before the GET is applied, which creates it."""
-    query = (("fieldManager", FIELD_MANAGER),)
-    try:
-        call(api, _request("POST", entry, "create", "create", query=query), _marked(entry["body"], marker))
-        return
-    except HttpError as error:
-        if error.code != 409:
-            raise
+    """Apply the object unless it exists and no batch of this stack wrote it (module docstring). A server-side
+    apply, not a POST: a POST's fields belong to an `Update` entry of the field manager, which every later apply
+    of a changed value would conflict with (the API server tells managers apart by name and operation; hence
+    pulumi-kubernetes' `fixCSAFieldManagers`)."""
     live = _get(api, entry)
-    if live is not None and _marker_of(live) is None:
-        raise ObjectBatchError(_foreign(entry, marker))
+    if live is not None and not same_stack(_marker_of(live), marker):
+        raise ObjectBatchError(_foreign(entry, _marker_of(live), marker))
     _apply(api, entry, marker)
 
 
-def _foreign(entry: Entry, marker: str) -> str:
+def same_stack(found: str | None, marker: str) -> bool:
+    """Whether a live marker is one of this stack's batches': `{project}/{stack}:{batch}`, the batch aside."""
+    return found is not None and found.rpartition(":")[0] == marker.rpartition(":")[0]
+
+
+def _foreign(entry: Entry, found: str | None, marker: str) -> str:
     body = entry["body"]
     group = body["apiVersion"].rpartition("/")[0]
     metadata = body["metadata"]
-    target = [f"{entry['resource']}.{group}", metadata["name"], f"{MARKER_ANNOTATION}={marker}"]
+    target = [f"{entry['resource']}.{group}", metadata["name"], f"{MARKER_ANNOTATION}={marker}", "--overwrite"]
     annotate = shlex.join(["kubectl", "annotate", "-n", metadata["namespace"], *target])
+    who = f"the batch {found!r} of another stack" if found else f"no batch (no {MARKER_ANNOTATION} annotation)"
     return (
-        f"{_what(entry)} already exists and was not created by this batch (no {MARKER_ANNOTATION} annotation): it "
-        "was created outside this stack or by a stack that registers subscriptions one by one, and is left as it "
-        "is (see docs/scale.md). Only if this stack is meant to own it, adopt it by annotating it "
-        f"`{annotate}` and run `pulumi up` again"
+        f"{_what(entry)} already exists and was created by {who}: by hand, the controller, `pulumi import`, another "
+        "stack or a stack that registers subscriptions one by one. It is left as it is (docs/scale.md#subscription-"
+        "batches). Adopt it only if no Pulumi stack registers it as a resource of its own (that stack would delete "
+        f"it): `{annotate}`, then run `pulumi up` again"
     )
 
 
@@ -244,7 +250,7 @@ def _moved(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
 
 
 class ObjectBatchProvider(pulumi.dynamic.ResourceProvider):
-    """create POSTs every object, update sends what changed, delete deletes this batch's objects, read projects the
+    """create applies every object, update sends what changed, delete deletes this batch's objects, read projects the
     live objects onto their bodies (see the module docstring)."""
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:

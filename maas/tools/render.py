@@ -17,12 +17,13 @@ from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.sync_await import _sync_await
 
+from ..deploy.object_batch import batch_objects
 from ..deploy.status_writer import batch_targets, rendered_status
 from ..gc_tuning import thaw
 from ..observe import Observed
 from ..plan.desired import Plan
 
-STATUS_TYPE = "pulumi-python:dynamic:Resource"
+DYNAMIC_TYPE = "pulumi-python:dynamic:Resource"  # status batches and object batches alike
 
 PROJECT = "maas"
 
@@ -46,7 +47,17 @@ class Registration:
 
     @property
     def is_kubernetes_object(self) -> bool:
+        """A resource of pulumi-kubernetes: one object."""
         return self.custom and self.type.startswith("kubernetes:")
+
+    @property
+    def is_object_batch(self) -> bool:
+        """A batch of objects (`deploy/object_batch.py`); status batches hold `targets`."""
+        return self.type == DYNAMIC_TYPE and "objects" in self.inputs
+
+    @property
+    def is_status_batch(self) -> bool:
+        return self.type == DYNAMIC_TYPE and "targets" in self.inputs
 
 
 @dataclass
@@ -59,14 +70,28 @@ class Rendering:
     plan: Plan | None = None
 
     def objects(self) -> list[dict[str, Any]]:
-        """The Kubernetes objects registered, in a stable order (kind, namespace, name), keys canonical."""
-        bodies = [canonical(r.inputs) for r in self.registrations if r.is_kubernetes_object]
-        return sorted(bodies, key=object_sort_key)
+        """The Kubernetes objects registered, in a stable order (kind, namespace, name), keys canonical: the same
+        list whether an object is a resource of its own or a member of a batch."""
+        return sorted((body for body, _ in self.registered_objects()), key=object_sort_key)
+
+    def registered_objects(self) -> list[tuple[dict[str, Any], Registration]]:
+        """Each Kubernetes object registered (keys canonical), with the registration that holds it."""
+        found = []
+        for registration in self.registrations:
+            if registration.is_kubernetes_object:
+                found.append((canonical(registration.inputs), registration))
+            elif registration.is_object_batch:
+                inputs = registration.inputs
+                objects = inputs["objects"]
+                if rpc.is_rpc_secret(objects):  # a `secure:` value in one of them (`components._register_batch`)
+                    inputs = {**inputs, "objects": rpc.unwrap_rpc_secret(objects)}
+                found += [(canonical(e["body"]), registration) for e in batch_objects(inputs).values()]
+        return found
 
     def statuses(self) -> list[dict[str, Any]]:
         """Every status write (kind `{Kind}Status`, see `status_writer.rendered_status`), one per object although
         one resource writes those of a whole component, in a stable order."""
-        writes = [batch_targets(r.inputs).values() for r in self.registrations if r.type == STATUS_TYPE]
+        writes = [batch_targets(r.inputs).values() for r in self.registrations if r.is_status_batch]
         return sorted((canonical(rendered_status(t)) for targets in writes for t in targets), key=object_sort_key)
 
 

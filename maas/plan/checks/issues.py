@@ -7,6 +7,7 @@ from ...config import ConfigIssue, MaasConfig
 from ...crdschema import CrdRegistry
 from ...observe import Observed
 from ..desired import Plan
+from .batches import batch_issues
 from .gateway_budget import gateway_budget_issues
 from .identities import identity_issues
 from .preflight import preflight
@@ -20,7 +21,8 @@ def plan_issues(
     config: MaasConfig, plan: Plan, observed: Observed, registry: CrdRegistry | None = None
 ) -> list[ConfigIssue]:
     """Missing prerequisites, blocked quota resets, gateways over the budget, objects sharing an identity (in the
-    whole configuration, also when `platform.scope` narrowed the plan) and what the API server would refuse."""
+    whole configuration, also when `platform.scope` narrowed the plan), what the API server would refuse and
+    subscriptions a batch must not take over."""
     identities = list(dict.fromkeys([*plan.issues, *identity_issues(plan)]))
     return (
         preflight(config, plan, observed)
@@ -30,4 +32,5 @@ def plan_issues(
         + identities
         + check_plan(plan, registry)
         + provider_option_issues(config, plan)
+        + batch_issues(config, plan, observed)
     )

@@ -22,7 +22,7 @@ from ...observe.snapshot import CRD_KIND, thawed
 from ..diffing.fields import field_changes
 from ..diffing.review import ObjectChange
 from ..diffing.sides import Key, object_key
-from ..render import Rendering, canonical, render
+from ..render import Rendering, render
 from .apply import applied
 from .schemas import kind_schema
 
@@ -93,10 +93,7 @@ def drift_of(rendering: Rendering, observed: Observed) -> Drift:
     unchanged = left_alone = 0
     notes: dict[str, None] = {}
     registered: set[Key] = set()
-    for registration in rendering.registrations:
-        if not registration.is_kubernetes_object:
-            continue
-        body = canonical(registration.inputs)
+    for body, registration in rendering.registered_objects():
         key = object_key(body)
         registered.add(key)
         state, live = _lookup(observed, body)

@@ -17,9 +17,8 @@ from ...observe import KINDS, ObjectRef, Observed
 from ..render import Registration, Rendering
 
 
-def object_ref(registration: Registration) -> ObjectRef | None:
-    """The live object a registration stands for (None for a kind the snapshot does not know)."""
-    body = registration.inputs
+def object_ref(body: dict[str, Any]) -> ObjectRef | None:
+    """The live object a body stands for (None for a kind the snapshot does not know)."""
     if body.get("kind") not in KINDS:
         return None
     metadata = body.get("metadata") or {}
@@ -28,7 +27,7 @@ def object_ref(registration: Registration) -> ObjectRef | None:
 
 def owned_objects(rendering: Rendering) -> list[ObjectRef]:
     """Every Kubernetes object a rendering registers, in a stable order (what the second read fetches by name)."""
-    refs = {ref for r in rendering.registrations if r.is_kubernetes_object and (ref := object_ref(r)) is not None}
+    refs = {ref for body, _ in rendering.registered_objects() if (ref := object_ref(body)) is not None}
     return sorted(refs, key=lambda ref: ref.sort_key)
 
 
@@ -40,7 +39,7 @@ def pulumi_import_file(rendering: Rendering, observed: Observed) -> tuple[dict[s
     for registration in rendering.registrations:
         if not registration.is_kubernetes_object:
             continue
-        ref = object_ref(registration)
+        ref = object_ref(registration.inputs)
         if ref is None:
             unknowable[registration.inputs.get("kind")] += 1
             continue

@@ -1,0 +1,198 @@
+"""Issue 21: `platform.subscriptionBatches` registers a tenant's MaaSSubscriptions in a few bounded batch resources
+(`deploy/object_batch.py`) instead of one resource each, so that a first `up` on a DIY backend writes tens of GB,
+not terabytes. The objects, their statuses and every review tool's view of them stay exactly as they were."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+
+import pulumi
+import pytest
+
+from maas import naming
+from maas.config import ConfigError, load_config
+from maas.deploy import batches
+from maas.deploy.object_batch import MARKER_ANNOTATION, batch_objects
+from maas.deploy.status_writer import batch_targets
+from maas.observe import Observed
+from maas.plan.build import build_plan
+from maas.plan.checks.batches import batch_issues
+from maas.tools.render import object_sort_key, render
+from tests.test_provider_options import WireMonitor, no_secret_keys, wire_secret  # noqa: F401 (`no_secret_keys`)
+from tests.test_resource_count import MAAS, with_subscriptions
+
+SUBSCRIPTION = f"{MAAS}:MaaSSubscription"
+
+
+def batched(raw: dict) -> dict:
+    raw = copy.deepcopy(raw)
+    raw["platform"] = {**raw.get("platform", {}), "subscriptionBatches": True}
+    return raw
+
+
+def object_batches(rendering) -> list:
+    return [r for r in rendering.registrations if r.is_object_batch]
+
+
+def live_subscription(namespace: str, name: str, annotations: dict | None = None) -> dict:
+    metadata = {"name": name, "namespace": namespace, "uid": f"uid-{name}", "annotations": annotations or {}}
+    return {"apiVersion": naming.MAAS_API_VERSION, "kind": "MaaSSubscription", "metadata": metadata, "spec": {}}
+
+
+@pytest.fixture(scope="module")
+def wide(dev_raw_static) -> dict:
+    return with_subscriptions(dev_raw_static, 30)
+
+
+@pytest.fixture(scope="module")
+def both(wide):
+    return render(wide), render(batched(wide))
+
+
+def test_the_marker_annotation_is_named_in_one_place():
+    assert MARKER_ANNOTATION == naming.BATCH_ANNOTATION
+
+
+def test_batched_subscriptions_are_no_resources_of_their_own_and_every_object_is_rendered_the_same(both):
+    one_each, in_batches = both
+    assert not [r for r in in_batches.registrations if r.type == SUBSCRIPTION]
+    assert [r.name for r in object_batches(in_batches)] == [
+        "subscriptions/models-as-a-service",
+        "subscriptions/redteam",
+    ]
+    assert in_batches.objects() == one_each.objects()
+    assert in_batches.statuses() == one_each.statuses()
+    subscriptions = sum(r.type == SUBSCRIPTION for r in one_each.registrations)
+    assert len(in_batches.registrations) == len(one_each.registrations) - subscriptions + 2
+
+
+def test_a_batch_holds_its_objects_bodies_as_planned_and_marks_them_for_this_stack_and_batch(both):
+    one_each, in_batches = both
+    batch = object_batches(in_batches)[0]
+    planned = {
+        r.inputs["metadata"]["name"]: r.inputs
+        for r in one_each.registrations
+        if r.type == SUBSCRIPTION and r.inputs["metadata"]["namespace"] == "models-as-a-service"
+    }
+    held = batch_objects(batch.inputs)
+    assert {entry["body"]["metadata"]["name"]: entry["body"] for entry in held.values()} == planned
+    assert {entry["resource"] for entry in held.values()} == {"maassubscriptions"}
+    assert batch.inputs["marker"] == "maas/dev:subscriptions/models-as-a-service"
+    assert batch.parent.endswith("maas:index:Tenant::models-as-a-service")
+
+
+def test_the_statuses_of_batched_subscriptions_are_written_after_their_batch_which_nothing_replaces(both):
+    _, in_batches = both
+    batch = object_batches(in_batches)[0]
+    statuses = [r for r in in_batches.registrations if r.is_status_batch and "models-as-a-service" in r.name]
+    writer = next(r for r in statuses if any(k.startswith("MaaSSubscription/") for k in batch_targets(r.inputs)))
+    assert batch.urn in writer.dependencies
+    assert batch.urn not in writer.replace_with
+
+
+def test_beyond_the_bounds_a_tenant_has_several_batches_and_each_object_exactly_one(wide, monkeypatch):
+    monkeypatch.setattr(batches, "MAX_OBJECTS", 8)
+    rendering = render(batched(wide))
+    found = object_batches(rendering)
+    assert len(found) > 2 and "subscriptions/redteam" in [r.name for r in found]
+    assert all(r.name.startswith("subscriptions/models-as-a-service/") for r in found[:-1])
+    keys = [key for r in found for key in batch_objects(r.inputs)]
+    assert len(keys) == len(set(keys)) == sum(1 for b in rendering.objects() if b["kind"] == "MaaSSubscription")
+    assert all(len(batch_objects(r.inputs)) <= 8 for r in found)
+
+
+def test_batches_do_not_depend_on_the_order_of_the_configuration(wide, monkeypatch):
+    monkeypatch.setattr(batches, "MAX_OBJECTS", 8)
+    shuffled = batched(wide)
+    random.Random(21).shuffle(shuffled["subscriptions"])
+
+    def inputs(rendering) -> dict:
+        return {r.name: json.dumps(r.inputs, sort_keys=True) for r in object_batches(rendering)}
+
+    assert inputs(render(shuffled)) == inputs(render(batched(wide)))
+
+
+def test_adding_a_subscription_changes_one_batch(wide, monkeypatch):
+    monkeypatch.setattr(batches, "MAX_OBJECTS", 16)
+    before = {r.name: r.inputs["objects"] for r in object_batches(render(batched(wide)))}
+    grown = batched(wide)
+    grown["subscriptions"].append({**copy.deepcopy(wide["subscriptions"][-1]), "name": "added"})
+    after = {r.name: r.inputs["objects"] for r in object_batches(render(grown))}
+    assert len(before) > 2 and before.keys() == after.keys()
+    assert sum(before[name] != after[name] for name in before) == 1
+
+
+def test_without_the_key_nothing_changes(dev_rendering):
+    assert not object_batches(dev_rendering)
+
+
+def test_batches_need_a_cluster_to_observe_and_write_no_files(dev_raw):
+    raw = batched(dev_raw)
+    raw["platform"]["observe"] = False
+    raw["platform"]["kubernetes"] = {"renderYamlToDirectory": "out"}
+    with pytest.raises(ConfigError) as error:
+        load_config(raw)
+    messages = [str(issue) for issue in error.value.issues]
+    assert any("maas:platform.subscriptionBatches" in m and "observe: true" in m for m in messages)
+    assert any("maas:platform.subscriptionBatches" in m and "renderYamlToDirectory" in m for m in messages)
+
+
+def test_a_live_subscription_no_batch_created_stops_the_update_naming_it(dev_raw):
+    """A stack that registered its subscriptions one by one would delete them once a batch holds them: the
+    switch is refused before anything is registered, and so is any subscription another tool created."""
+    config = load_config(batched(dev_raw))
+    subscription = next(s for s in config.subscriptions)
+    namespace, name = subscription.namespace, subscription.name
+    marked = {MARKER_ANNOTATION: "maas/dev:subscriptions/models-as-a-service"}
+    for found, refused in ((None, True), (marked, False)):
+        observed = Observed.of([live_subscription(namespace, name, found)])
+        issues = batch_issues(config, build_plan(config, observed), observed)
+        assert bool(issues) is refused
+        if refused:
+            (issue,) = issues
+            assert issue.path == "maas:platform.subscriptionBatches"
+            assert f"{namespace}/{name}" in issue.message and MARKER_ANNOTATION in issue.message
+
+
+def test_the_refusal_reaches_render_with_exit_2_and_nothing_registered(dev_raw):
+    config = load_config(batched(dev_raw))
+    subscription = next(s for s in config.subscriptions)
+    observed = Observed.of([live_subscription(subscription.namespace, subscription.name)])
+    with pytest.raises(ConfigError) as error:
+        render(batched(dev_raw), observed=observed)
+    assert "maas:platform.subscriptionBatches" in str(error.value)
+
+
+def test_an_adopted_or_unmanaged_subscription_is_registered_on_its_own(dev_raw):
+    """Objects whose options say adopt, import or leave alone keep pulumi-kubernetes, which means exactly that."""
+    from maas.plan.batching import is_batched
+    from maas.plan.desired import Desired
+
+    platform = load_config(batched(dev_raw)).platform
+    body = live_subscription("ns", "a")
+    assert is_batched(Desired(body), platform)
+    assert not is_batched(Desired(body, adopt=True), platform)
+    assert not is_batched(Desired(body, import_id="ns/a"), platform)
+    assert not is_batched(Desired(body, retain_on_delete=True, ignore_changes=tuple(body)), platform)
+    assert not is_batched(Desired({**body, "kind": "MaaSAuthPolicy"}), platform)
+    assert not is_batched(Desired(body), load_config(dev_raw).platform)
+
+
+@pytest.mark.usefixtures("no_secret_keys")
+def test_a_secret_subscription_text_makes_its_batch_objects_secret_and_changes_nothing_else(
+    dev_raw, tmp_path, monkeypatch
+):
+    """`maas:subscriptions` secret with no stack file to locate the values: every text of every subscription is a
+    Pulumi secret (`config.secrets`). The batch still holds them, as one secret string."""
+    monkeypatch.chdir(tmp_path)
+    plain = render(batched(dev_raw))
+    pulumi.runtime.set_all_config({}, secret_keys=["maas:subscriptions"])
+    monitor = WireMonitor()
+    rendering = render(batched(dev_raw), monitor=monitor)
+    assert object_batches(rendering)
+    for batch in object_batches(rendering):
+        assert wire_secret(monitor.wire[f"{batch.type}::{batch.name}"]["objects"])
+    held = sorted((body for body, r in rendering.registered_objects() if r.is_object_batch), key=object_sort_key)
+    assert held == [body for body in plain.objects() if body["kind"] == "MaaSSubscription"]
