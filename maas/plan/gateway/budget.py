@@ -17,7 +17,7 @@ snapshot and the models' KServe routes, are not seen.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,11 +25,11 @@ from ... import naming
 from ...config import MaasConfig
 from ...observe import Observed
 from ..desired import Desired, Plan
-from .encoding import CompositeList, Measure, Measurer, array_punctuation
+from .encoding import NOTHING, CompositeList, Measure, Measurer, array_punctuation
 from .envelope import carried_as, object_kind, object_name, wasm_object
 from .policies import AUTH, TRLP, Policy, PolicyIndex
 from .routes import Gateway, Route, attached, gateway_of, routes, seen_and_planned
-from .wasm import Builder, RouteSize, config_body
+from .wasm import Builder, Checked, RouteSize, config_body
 
 BUDGET = 1_572_864  # etcd's default --max-request-bytes, 1.5 MiB
 WARN_PERCENT = 80
@@ -174,6 +174,32 @@ class Sizing:
         """The stored bytes alone (what `measure` reports as `bytes`)."""
         return stored_size(self._around(gateway), self.route_sizes(gateway, carried, index), self.version)
 
+    def rewritten_size(self, gateway: Gateway, rewrite: Callable[[Policy, str], Sequence[str] | None]) -> int:
+        """The stored bytes with some limits' `when` rewritten, derived from the plan's measurement instead of
+        measured again: `rewrite(policy, limit name)` gives a limit's new predicate texts, one for each it has
+        (None: unchanged). A limit's predicates are copied into its check and its report action in every ActionSet
+        that carries them, and nothing else changes, so the object changes by each text's difference times its
+        copies (the size model is additive). Each limit is rewritten once per call."""
+        sizes = self.route_sizes(gateway)
+        changes: dict[tuple[str, str], Measure] = {}
+        change = NOTHING
+        for size in sizes:
+            for tokens, copies in size.copies:
+                for checked in tokens.checked:
+                    key = (checked.source.locator, checked.name)
+                    if key not in changes:
+                        changes[key] = self._rewritten(checked, rewrite(checked.source, checked.name))
+                    change += changes[key] * (2 * copies)
+        return stored_size(self._around(gateway), sizes, self.version, change)
+
+    def _rewritten(self, checked: Checked, texts: Sequence[str] | None) -> Measure:
+        """What a limit's predicates weigh more (or less) as `texts`."""
+        if texts is None:
+            return NOTHING
+        measure = self._measurer.measure
+        pairs = zip(checked.limit.predicates, texts, strict=True)
+        return sum((measure(new) - measure(old) for old, new in pairs), NOTHING)
+
     def budgets(self) -> list[GatewayBudget]:
         return [self.measure(gateway) for gateway in self.gateways()]
 
@@ -188,11 +214,11 @@ def around(gateway: Gateway, kuadrant_version: str, measurer: Measurer) -> Measu
     return measurer.measure(wasm_object(gateway, config_body(CompositeList()), kuadrant_version)) - array_punctuation(0)
 
 
-def stored_size(around: Measure, sizes: Sequence[RouteSize], kuadrant_version: str) -> int:
+def stored_size(around: Measure, sizes: Sequence[RouteSize], kuadrant_version: str, change: Measure = NOTHING) -> int:
     """The stored size of the Gateway's object: what is `around` its ActionSet array, and the array of what the
-    routes add, as the object carries it."""
+    routes add (and `change`), as the object carries it."""
     count = sum(size.action_sets for size in sizes)
-    array = sum((size.bodies for size in sizes), array_punctuation(count))
+    array = sum((size.bodies for size in sizes), array_punctuation(count) + change)
     return (around + carried_as(array, kuadrant_version)).stored
 
 
