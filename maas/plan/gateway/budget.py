@@ -29,7 +29,7 @@ from .encoding import NOTHING, CompositeList, Measure, Measurer, array_punctuati
 from .envelope import carried_as, object_kind, object_name, wasm_object
 from .policies import AUTH, TRLP, Policy, PolicyIndex
 from .routes import Gateway, Route, attached, gateway_of, routes, seen_and_planned
-from .wasm import Builder, Checked, RouteSize, config_body
+from .wasm import Builder, RouteSize, config_body
 
 BUDGET = 1_572_864  # etcd's default --max-request-bytes, 1.5 MiB
 WARN_PERCENT = 80
@@ -174,31 +174,27 @@ class Sizing:
         """The stored bytes alone (what `measure` reports as `bytes`)."""
         return stored_size(self._around(gateway), self.route_sizes(gateway, carried, index), self.version)
 
-    def rewritten_size(self, gateway: Gateway, rewrite: Callable[[Policy, str], Sequence[str] | None]) -> int:
+    def rewritten_size(self, gateway: Gateway, change: Callable[[Policy, str], Measure]) -> int:
         """The stored bytes with some limits' `when` rewritten, derived from the plan's measurement instead of
-        measured again: `rewrite(policy, limit name)` gives a limit's new predicate texts, one for each it has
-        (None: unchanged). A limit's predicates are copied into its check and its report action in every ActionSet
-        that carries them, and nothing else changes, so the object changes by each text's difference times its
-        copies (the size model is additive). Each limit is rewritten once per call."""
+        measured again: `change(policy, limit name)` is what the limit's predicates weigh more rewritten (`NOTHING`:
+        unchanged). A limit's predicates are copied into its check and its report action in every ActionSet that
+        carries them, and nothing else changes, so the object changes by that times the copies (the size model is
+        additive). Each limit is asked once per call."""
         sizes = self.route_sizes(gateway)
         changes: dict[tuple[str, str], Measure] = {}
-        change = NOTHING
+        total = NOTHING
         for size in sizes:
             for tokens, copies in size.copies:
-                for checked in tokens.checked:
-                    key = (checked.source.locator, checked.name)
+                for source, name in tokens.checked:
+                    key = (source.locator, name)
                     if key not in changes:
-                        changes[key] = self._rewritten(checked, rewrite(checked.source, checked.name))
-                    change += changes[key] * (2 * copies)
-        return stored_size(self._around(gateway), sizes, self.version, change)
+                        changes[key] = change(source, name)
+                    total += changes[key] * (2 * copies)
+        return stored_size(self._around(gateway), sizes, self.version, total)
 
-    def _rewritten(self, checked: Checked, texts: Sequence[str] | None) -> Measure:
-        """What a limit's predicates weigh more (or less) as `texts`."""
-        if texts is None:
-            return NOTHING
-        measure = self._measurer.measure
-        pairs = zip(checked.limit.predicates, texts, strict=True)
-        return sum((measure(new) - measure(old) for old, new in pairs), NOTHING)
+    def text_change(self, old: str, new: str) -> Measure:
+        """What the text `new` weighs more than `old`, each a JSON string."""
+        return self._measurer.measure(new) - self._measurer.measure(old)
 
     def budgets(self) -> list[GatewayBudget]:
         return [self.measure(gateway) for gateway in self.gateways()]

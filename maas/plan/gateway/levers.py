@@ -24,10 +24,11 @@ are computed once per plan, for every Gateway near its budget.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
+from operator import attrgetter
 from typing import Any
 
 from ... import naming
@@ -35,12 +36,20 @@ from ...config import MaasConfig
 from ...config.schema import TokenRateLimit
 from ...config.types import WINDOW, WINDOW_SECONDS
 from ...listing import listed
-from ...observe.policy_views import planned_limit
 from ...observe.views import ParentRef
 from ..policies.identity import Identity
-from ..policies.ratelimit import ModelLimits, Rate, RateLimitPlan, plan_rate_limits, rate_set, rates_of
-from ..policies.ratelimit import limits as spec_limits
+from ..policies.ratelimit import (
+    ModelLimits,
+    Rate,
+    RateLimitPlan,
+    compact_predicate,
+    plan_rate_limits,
+    predicate,
+    rate_set,
+    rates_of,
+)
 from .budget import WARN_PERCENT, GatewayBudget, Sizing, percent_of
+from .encoding import NOTHING, Measure
 from .policies import TRLP, Policy, PolicyIndex
 from .routes import Gateway, Listener, Route, attached
 
@@ -119,7 +128,7 @@ class Levers:
         self.config: MaasConfig = sizing.config
         self.rate_limits = rate_limits
         self._indexes: dict[str, PolicyIndex] = {}
-        self._compact_limits: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}  # policy -> compact `spec.limits`
+        self._compact_changes: dict[tuple[tuple[Identity, int], ...], Measure] = {}  # identity counts -> change
 
     def of(self, budget: GatewayBudget) -> tuple[Lever, ...]:
         """The levers that shrink the Gateway, best first (the one leaving the smallest largest Gateway)."""
@@ -182,24 +191,29 @@ class Levers:
     # ------------------------------------------------------------------------------------------- the levers
 
     def _compact(self, gateway: Gateway, budget: GatewayBudget) -> Lever | None:
-        """Only the limits' predicate texts change, so the size is derived from what each text weighs in either
-        format (`Sizing.rewritten_size`) rather than measured again from rewritten policies (a tenth of a second at
-        10,000 subscriptions); `tests/test_budget_levers.py` holds it to the compact configuration's own plan."""
+        """Only the limits' predicate texts change, so the size is derived from the plan's measurement and what
+        each text weighs more compact (`Sizing.rewritten_size`) rather than measured again from rewritten policies
+        (a tenth of a second at 10,000 subscriptions); `tests/test_budget_levers.py` holds it to the plan of the
+        compact configuration."""
         if self.config.platform.predicateFormat == "compact" or not self._changeable(self.models_on(gateway)):
             return None
         return Lever("maas:platform.predicateFormat: compact", self.sizing.rewritten_size(gateway, self._compacted))
 
-    def _compacted(self, policy: Policy, name: str) -> list[str] | None:
-        """A limit's predicates as the plan writes them in the compact format, from the members it grouped (each
-        model's limits written once); None where the plan does not write the policy."""
-        place = (policy.namespace, policy.name)
-        model = self._grouped_by_policy.get(place) if policy.kind == TRLP else None
+    def _compacted(self, policy: Policy, name: str) -> Measure:
+        """What a limit's predicate weighs more in the compact format, where the plan writes its policy. Each
+        member's value is written once in either format, alike, so that depends only on how many members of each
+        identity the limit has: written by the plan's own `predicate` and `compact_predicate` and measured for the
+        first limit with those counts only."""
+        model = self._grouped_by_policy.get((policy.namespace, policy.name)) if policy.kind == TRLP else None
         if model is None:
-            return None
-        if place not in self._compact_limits:
-            written = spec_limits(model.members, self.rate_limits.exempt, compact=True, groups=model.groups)
-            self._compact_limits[place] = written
-        return planned_limit(self._compact_limits[place][name]).predicates
+            return NOTHING
+        members = model.groups[name]
+        counts = tuple(sorted(Counter(map(_identity, members)).items()))
+        if counts not in self._compact_changes:
+            exempt = self.rate_limits.exempt
+            default = predicate((member.clause for member in members), exempt)
+            self._compact_changes[counts] = self.sizing.text_change(default, compact_predicate(members, exempt))
+        return self._compact_changes[counts]
 
     @cached_property
     def _grouped_by_policy(self) -> dict[tuple[str, str], ModelLimits]:
@@ -352,6 +366,9 @@ class Levers:
             f"{_plural(len(pinned), 'route')} now also copied into {_named(sorted(copied))}"
         )
         return Lever(text, self._measured(gateway, carried))
+
+
+_identity = attrgetter("identity")  # of a `Member`, read in C: a limit has thousands
 
 
 def _rank(lever: Lever) -> tuple[int, int, str]:

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from ...observe.policy_views import Limit
 from .encoding import NOTHING, Composite, CompositeList, Measure, Measurer, Spliced, array_punctuation
 from .policies import (
     AUTH,
@@ -113,14 +112,6 @@ def match_predicates(match: Match) -> tuple[str, ...]:
 # --------------------------------------------------------------------------------------------------- actions
 
 
-class Checked(NamedTuple):
-    """The limit a check action (and its report action) is made of: its policy, its name and the limit as read."""
-
-    source: Policy
-    name: str
-    limit: Limit
-
-
 @dataclass(frozen=True)
 class TokenActions:
     """The actions of one route's effective TokenRateLimitPolicy and its limit identifiers: each limit's check
@@ -130,7 +121,7 @@ class TokenActions:
     checks: tuple[dict[str, Any], ...]
     limits: tuple[str, ...]
     after_auth: bool  # `hasAuthAccess`: they read the identity, so they run after the auth action
-    checked: tuple[Checked, ...] = ()
+    checked: tuple[tuple[Policy, str], ...]  # the policy and the name of each check's limit
 
     @cached_property
     def actions(self) -> tuple[dict[str, Any], ...]:
@@ -151,7 +142,7 @@ def token_actions(route: Route, rules: Rules) -> TokenActions:
         data = [_expression(identifier, "1"), *(_expression(c, c) for c in limit.counters)]
         conditions = [*top, *limit.predicates]
         checks.append(_limit_action(CHECK_SERVICE, "0", route.key, rule.source.locator, data, conditions))
-        checked.append(Checked(rule.source, name, limit))
+        checked.append((rule.source, name))
     return TokenActions(tuple(checks), tuple(limits), reads_identity(checks), tuple(checked))
 
 
@@ -277,7 +268,7 @@ class RouteSize:
     bodies: Measure
     action_sets: int
     limits: frozenset[str]
-    copies: tuple[tuple[TokenActions, int], ...] = ()
+    copies: tuple[tuple[TokenActions, int], ...]
 
 
 @dataclass(frozen=True)
@@ -289,7 +280,7 @@ class RulePath:
     heads: tuple[Head, ...]
 
 
-NO_TOKENS = TokenActions((), (), False)
+NO_TOKENS = TokenActions((), (), False, ())
 AuthFields = dict[str, list[str]]
 
 
