@@ -261,10 +261,10 @@ class Levers:
 
     def _spellings(self, models: set[str]) -> dict[tuple[str, tuple[Rate, ...]], tuple[Rate, ...]]:
         """(model, rate set) -> the same rates in their largest whole units, for each rate set of a model that
-        another one of it differs from only in spelling (each model's rate sets read from its members as
-        `plan_rate_limits` grouped them)."""
-        grouped = {model: limits.members for model, limits in self.rate_limits.grouped.items() if model in models}
-        sets = {model: {m.rates for m in members if m.rates is not None} for model, members in grouped.items()}
+        another one of it differs from only in spelling (each model's rate sets read from its limits as
+        `plan_rate_limits` grouped them: the members of one limit share its rate set, its first member's)."""
+        grouped = {key: limits.groups.values() for key, limits in self.rate_limits.grouped.items() if key in models}
+        sets = {key: {g[0].rates for g in groups if g[0].rates is not None} for key, groups in grouped.items()}
         windows = {window for found in sets.values() for rates in found for _, window in rates}
         if len({_largest_unit(window) for window in windows}) == len(windows):
             return {}  # no two spellings of one window: no rate set differs from another only so
