@@ -242,3 +242,82 @@ def test_levers_are_evaluated_from_80_percent_and_reuse_what_the_report_built():
     assert [lever.output() for lever in first] == plan.outputs["gateways"][GATEWAY]["levers"]
     assert sizing.measure(sizing.gateway(*GATEWAY.split("/"))) == budget  # measuring again changes nothing
     assert "levers" not in plan.outputs["gateways"][RESEARCH]
+
+
+# ------------------------------------------------------------- the compact lever, derived from the plan's measure
+
+
+def unlimited_in_both_generations() -> dict:
+    """`tokens-unlimited` holding a legacy and a short member (two `in` lists when compact), beside rate limits of
+    both generations on one rate set (`tokens-…` and `tokens-…-id`)."""
+    raw = {"models": [model("a"), model("b")], "subscriptions": []}
+    for i, identity in enumerate(["legacy", "short", "legacy", "short", "short"]):
+        entry = subscription(f"team-{i}", "a", "b", identity=identity)
+        if i < 2:
+            entry["modelRefs"][0] = {"name": "a", "namespace": "llm", "unlimited": True}
+        raw["subscriptions"].append(entry)
+    return raw
+
+
+def live_opt_out_of_one_model() -> tuple[dict, Observed]:
+    """Model a's policy left alone as it is live (counted so whatever the format), model b's written by the plan."""
+    raw = {"models": [model("a"), model("b")], "subscriptions": [subscription(f"t{i}", "a", "b") for i in range(6)]}
+    planned = build_plan(load_config(raw), Observed.nothing()).objects()
+    (live,) = [copy.deepcopy(o.body) for o in planned if o.kind == "TokenRateLimitPolicy" and o.name == "maas-trlp-a"]
+    live["metadata"]["annotations"] = {"opendatahub.io/managed": "false"}
+    return raw, Observed.of([live], listed=[Scope("TokenRateLimitPolicy", "llm")])
+
+
+def compact_cases() -> list[tuple[str, dict, Observed]]:
+    from bench.render_scale import configuration
+    from maas.config import raw_from_stack_file
+    from tests.conftest import DEV_STACK, ROOT
+    from tests.enforcement import generated_stack
+
+    stacks = [DEV_STACK, *sorted((ROOT / "tests" / "stacks").glob("*.yaml"))]
+    cases = [(path.name, raw_from_stack_file(path)[0], Observed.nothing()) for path in stacks]
+    cases += [(f"generated-{seed}", generated_stack(seed), Observed.nothing()) for seed in range(4)]
+    mixed = configuration(300, "short", model_count=20)
+    for entry in mixed["subscriptions"][::3]:
+        entry["rateLimitIdentity"] = "legacy"
+    cases += [("300 subscriptions, a third legacy", mixed, Observed.nothing())]
+    cases += [("unlimited in both generations", unlimited_in_both_generations(), Observed.nothing())]
+    wasm_plugin = {**unlimited_in_both_generations(), "platform": {"kuadrantVersion": "1.4.6"}}  # not embedded
+    cases += [("Kuadrant 1.4, a WasmPlugin", wasm_plugin, Observed.nothing())]
+    cases += [("every lever", *every_lever()), ("one model live", *live_opt_out_of_one_model())]
+    return [*cases, ("forty models, compact grows", forty_models(), Observed.nothing())]
+
+
+def derived_and_planned_compact(raw: dict, observed: Observed) -> list[tuple[str, int, int, int]]:
+    """Per Gateway the compact lever applies to: its bytes, the lever's (derived from the plan's measurement), and
+    the bytes of the plan of the configuration in the compact format (measured from its own policies)."""
+    from maas.plan.gateway.budget import Sizing
+    from maas.plan.gateway.levers import Levers
+    from maas.plan.policies.identity import effective_identities
+    from maas.plan.policies.ratelimit import plan_rate_limits
+
+    config = load_config(raw)
+    sizing = Sizing(config, build_plan(config, observed), observed)
+    levers = Levers(sizing, plan_rate_limits(config, effective_identities(config, observed).of))
+    compact = gateways({**raw, "platform": {**raw.get("platform", {}), "predicateFormat": "compact"}}, observed)
+    found = []
+    for budget in sizing.budgets():
+        lever = levers._compact(sizing.gateway(budget.namespace, budget.name), budget)
+        if lever is not None:
+            found.append((budget.key, budget.bytes, lever.bytes, compact[budget.key]["bytes"]))
+    return found
+
+
+@pytest.mark.parametrize(("name", "raw", "observed"), [pytest.param(*case, id=case[0]) for case in compact_cases()])
+def test_the_compact_lever_derived_from_each_predicate_is_the_compact_configurations_own_measure(name, raw, observed):
+    found = derived_and_planned_compact(raw, observed)
+    assert [(key, derived) for key, _, derived, _ in found] == [(key, planned) for key, _, _, planned in found]
+    if raw.get("platform", {}).get("predicateFormat") == "compact":
+        assert not found  # nothing to change
+    if name == "forty models, compact grows":
+        ((_, before, derived, _),) = found
+        assert derived > before  # and so it is left out (test_the_40_model_configuration_where_compact_grows…)
+    if name == "one model live":
+        ((_, before, derived, _),) = found
+        all_compact = gateways({**raw, "platform": {"predicateFormat": "compact"}})[GATEWAY]["bytes"]
+        assert all_compact < derived < before  # model b's limits only

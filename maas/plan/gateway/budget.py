@@ -17,7 +17,7 @@ snapshot and the models' KServe routes, are not seen.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +25,7 @@ from ... import naming
 from ...config import MaasConfig
 from ...observe import Observed
 from ..desired import Desired, Plan
-from .encoding import CompositeList, Measure, Measurer, array_punctuation
+from .encoding import NOTHING, CompositeList, Measure, Measurer, array_punctuation
 from .envelope import carried_as, object_kind, object_name, wasm_object
 from .policies import AUTH, TRLP, Policy, PolicyIndex
 from .routes import Gateway, Route, attached, gateway_of, routes, seen_and_planned
@@ -174,6 +174,28 @@ class Sizing:
         """The stored bytes alone (what `measure` reports as `bytes`)."""
         return stored_size(self._around(gateway), self.route_sizes(gateway, carried, index), self.version)
 
+    def rewritten_size(self, gateway: Gateway, change: Callable[[Policy, str], Measure]) -> int:
+        """The stored bytes with some limits' `when` rewritten, derived from the plan's measurement instead of
+        measured again: `change(policy, limit name)` is what the limit's predicates weigh more rewritten (`NOTHING`:
+        unchanged). A limit's predicates are copied into its check and its report action in every ActionSet that
+        carries them, and nothing else changes, so the object changes by that times the copies (the size model is
+        additive). Each limit is asked once per call."""
+        sizes = self.route_sizes(gateway)
+        changes: dict[tuple[str, str], Measure] = {}
+        total = NOTHING
+        for size in sizes:
+            for tokens, copies in size.copies:
+                for source, name in tokens.checked:
+                    key = (source.locator, name)
+                    if key not in changes:
+                        changes[key] = change(source, name)
+                    total += changes[key] * (2 * copies)
+        return stored_size(self._around(gateway), sizes, self.version, total)
+
+    def text_change(self, old: str, new: str) -> Measure:
+        """What the text `new` weighs more than `old`, each a JSON string."""
+        return self._measurer.measure(new) - self._measurer.measure(old)
+
     def budgets(self) -> list[GatewayBudget]:
         return [self.measure(gateway) for gateway in self.gateways()]
 
@@ -188,11 +210,11 @@ def around(gateway: Gateway, kuadrant_version: str, measurer: Measurer) -> Measu
     return measurer.measure(wasm_object(gateway, config_body(CompositeList()), kuadrant_version)) - array_punctuation(0)
 
 
-def stored_size(around: Measure, sizes: Sequence[RouteSize], kuadrant_version: str) -> int:
+def stored_size(around: Measure, sizes: Sequence[RouteSize], kuadrant_version: str, change: Measure = NOTHING) -> int:
     """The stored size of the Gateway's object: what is `around` its ActionSet array, and the array of what the
-    routes add, as the object carries it."""
+    routes add (and `change`), as the object carries it."""
     count = sum(size.action_sets for size in sizes)
-    array = sum((size.bodies for size in sizes), array_punctuation(count))
+    array = sum((size.bodies for size in sizes), array_punctuation(count) + change)
     return (around + carried_as(array, kuadrant_version)).stored
 
 

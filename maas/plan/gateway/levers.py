@@ -3,8 +3,10 @@
 A lever is a change the owner of the configuration can make; evaluating it means transforming what the plan
 produces the way the change would, through the plan's own code, and measuring the Gateway again (`Sizing`):
 
-- `maas:platform.predicateFormat: compact`: the plan's TokenRateLimitPolicies written in the compact format
-  from the members `plan_rate_limits` grouped (`RateLimitPlan.policies_in`);
+- `maas:platform.predicateFormat: compact`: each limit of the plan's TokenRateLimitPolicies written in the compact
+  format from the members `plan_rate_limits` grouped; since only predicate texts change, the size is derived from
+  the plan's own measurement and what each text weighs in either format (`Sizing.rewritten_size`, which a test
+  holds to the plan of the compact configuration);
 - retiring legacy identities: the same with every legacy subscription short;
 - writing rate sets that differ only in spelling alike (`100/60s` and `100/1m`, one limit each today): the same
   with, per model, each such rate set written in its largest whole unit;
@@ -22,10 +24,11 @@ are computed once per plan, for every Gateway near its budget.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
+from operator import attrgetter
 from typing import Any
 
 from ... import naming
@@ -35,9 +38,19 @@ from ...config.types import WINDOW, WINDOW_SECONDS
 from ...listing import listed
 from ...observe.views import ParentRef
 from ..policies.identity import Identity
-from ..policies.ratelimit import Rate, RateLimitPlan, plan_rate_limits, rate_set, rates_of
+from ..policies.ratelimit import (
+    ModelLimits,
+    Rate,
+    RateLimitPlan,
+    compact_predicate,
+    plan_rate_limits,
+    predicate,
+    rate_set,
+    rates_of,
+)
 from .budget import WARN_PERCENT, GatewayBudget, Sizing, percent_of
-from .policies import TRLP, PolicyIndex
+from .encoding import NOTHING, Measure
+from .policies import TRLP, Policy, PolicyIndex
 from .routes import Gateway, Listener, Route, attached
 
 NAMES = (
@@ -115,6 +128,7 @@ class Levers:
         self.config: MaasConfig = sizing.config
         self.rate_limits = rate_limits
         self._indexes: dict[str, PolicyIndex] = {}
+        self._compact_changes: dict[tuple[tuple[Identity, int], ...], Measure] = {}  # identity counts -> change
 
     def of(self, budget: GatewayBudget) -> tuple[Lever, ...]:
         """The levers that shrink the Gateway, best first (the one leaving the smallest largest Gateway)."""
@@ -177,10 +191,37 @@ class Levers:
     # ------------------------------------------------------------------------------------------- the levers
 
     def _compact(self, gateway: Gateway, budget: GatewayBudget) -> Lever | None:
+        """Only the limits' predicate texts change, so the size is derived from the plan's measurement and what
+        each text weighs more compact (`Sizing.rewritten_size`) rather than measured again from rewritten policies
+        (a tenth of a second at 10,000 subscriptions); `tests/test_budget_levers.py` holds it to the plan of the
+        compact configuration."""
         if self.config.platform.predicateFormat == "compact" or not self._changeable(self.models_on(gateway)):
             return None
-        index = self._index("compact", lambda: self.rate_limits.policies_in(compact=True))
-        return Lever("maas:platform.predicateFormat: compact", self._measured(gateway, index=index))
+        return Lever("maas:platform.predicateFormat: compact", self.sizing.rewritten_size(gateway, self._compacted))
+
+    def _compacted(self, policy: Policy, name: str) -> Measure:
+        """What a limit's predicate weighs more in the compact format, where the plan writes its policy. Each
+        member's value is written once in either format, alike, so that depends only on how many members of each
+        identity the limit has: written by the plan's own `predicate` and `compact_predicate` and measured for the
+        first limit with those counts only."""
+        model = self._grouped_by_policy.get((policy.namespace, policy.name)) if policy.kind == TRLP else None
+        if model is None:
+            return NOTHING
+        members = model.groups[name]
+        counts = tuple(sorted(Counter(map(_identity, members)).items()))
+        if counts not in self._compact_changes:
+            exempt = self.rate_limits.exempt
+            default = predicate((member.clause for member in members), exempt)
+            self._compact_changes[counts] = self.sizing.text_change(default, compact_predicate(members, exempt))
+        return self._compact_changes[counts]
+
+    @cached_property
+    def _grouped_by_policy(self) -> dict[tuple[str, str], ModelLimits]:
+        """Each model's grouped members by the (namespace, name) of its TokenRateLimitPolicy, where the plan writes
+        it."""
+        grouped = self.rate_limits.grouped.values()
+        found = {(m.model.route_namespace, naming.trlp_name(m.model.name)): m for m in grouped}
+        return {place: model for place, model in found.items() if place in self._written}
 
     def _retire_legacy(self, gateway: Gateway, budget: GatewayBudget) -> Lever | None:
         identities = self._identities
@@ -220,10 +261,10 @@ class Levers:
 
     def _spellings(self, models: set[str]) -> dict[tuple[str, tuple[Rate, ...]], tuple[Rate, ...]]:
         """(model, rate set) -> the same rates in their largest whole units, for each rate set of a model that
-        another one of it differs from only in spelling (each model's rate sets read from its members as
-        `plan_rate_limits` grouped them)."""
-        grouped = {model: limits.members for model, limits in self.rate_limits.grouped.items() if model in models}
-        sets = {model: {m.rates for m in members if m.rates is not None} for model, members in grouped.items()}
+        another one of it differs from only in spelling (each model's rate sets read from its limits as
+        `plan_rate_limits` grouped them: the members of one limit share its rate set, its first member's)."""
+        grouped = {key: limits.groups.values() for key, limits in self.rate_limits.grouped.items() if key in models}
+        sets = {key: {g[0].rates for g in groups if g[0].rates is not None} for key, groups in grouped.items()}
         windows = {window for found in sets.values() for rates in found for _, window in rates}
         if len({_largest_unit(window) for window in windows}) == len(windows):
             return {}  # no two spellings of one window: no rate set differs from another only so
@@ -325,6 +366,9 @@ class Levers:
             f"{_plural(len(pinned), 'route')} now also copied into {_named(sorted(copied))}"
         )
         return Lever(text, self._measured(gateway, carried))
+
+
+_identity = attrgetter("identity")  # of a `Member`, read in C: a limit has thousands
 
 
 def _rank(lever: Lever) -> tuple[int, int, str]:

@@ -116,11 +116,12 @@ def match_predicates(match: Match) -> tuple[str, ...]:
 class TokenActions:
     """The actions of one route's effective TokenRateLimitPolicy and its limit identifiers: each limit's check
     action, whose report action is made only when the actions are written out (it is the same but for the service
-    and the hits, `REPORT_MORE`, so the budget measures the checks alone)."""
+    and the hits, `REPORT_MORE`, so the budget measures the checks alone), and the limit each check is made of."""
 
     checks: tuple[dict[str, Any], ...]
     limits: tuple[str, ...]
     after_auth: bool  # `hasAuthAccess`: they read the identity, so they run after the auth action
+    checked: tuple[tuple[Policy, str], ...]  # the policy and the name of each check's limit
 
     @cached_property
     def actions(self) -> tuple[dict[str, Any], ...]:
@@ -132,7 +133,7 @@ def token_actions(route: Route, rules: Rules) -> TokenActions:
     """`buildWasmActionsForTokenRateLimit`: per limit in name order, check (hits 0) then report (the tokens). A
     report reads what its check reads, and the tokens: the checks say whether they read the identity."""
     top = predicates(rules[TOP_LEVEL_PREDICATES].spec) if TOP_LEVEL_PREDICATES in rules else []
-    checks, limits = [], []
+    checks, limits, checked = [], [], []
     for name in sorted(key for key in rules if key != TOP_LEVEL_PREDICATES):
         rule = rules[name]
         identifier = limit_id(rule.source.namespace, rule.source.name, name)
@@ -141,7 +142,8 @@ def token_actions(route: Route, rules: Rules) -> TokenActions:
         data = [_expression(identifier, "1"), *(_expression(c, c) for c in limit.counters)]
         conditions = [*top, *limit.predicates]
         checks.append(_limit_action(CHECK_SERVICE, "0", route.key, rule.source.locator, data, conditions))
-    return TokenActions(tuple(checks), tuple(limits), reads_identity(checks))
+        checked.append((rule.source, name))
+    return TokenActions(tuple(checks), tuple(limits), reads_identity(checks), tuple(checked))
 
 
 def _report(check: dict[str, Any]) -> dict[str, Any]:
@@ -259,12 +261,14 @@ class Head(NamedTuple):
 @dataclass(frozen=True)
 class RouteSize:
     """What one route on one listener adds to the Gateway: its ActionSets' bodies measured together (without the
-    commas between them), how many there are, and their limits."""
+    commas between them), how many there are, their limits, and each token action list its rules carry with the
+    number of ActionSets that copy it."""
 
     route: Route
     bodies: Measure
     action_sets: int
     limits: frozenset[str]
+    copies: tuple[tuple[TokenActions, int], ...]
 
 
 @dataclass(frozen=True)
@@ -276,7 +280,7 @@ class RulePath:
     heads: tuple[Head, ...]
 
 
-NO_TOKENS = TokenActions((), (), False)
+NO_TOKENS = TokenActions((), (), False, ())
 AuthFields = dict[str, list[str]]
 
 
@@ -359,12 +363,16 @@ class Builder:
     def _size(self, listener: Listener, route: Route, measurer: Measurer) -> RouteSize:
         """Each rule's action list is measured once and counted once per ActionSet that copies it."""
         bodies, count, limits, rules = NOTHING, 0, set(), []
+        copies: dict[int, tuple[TokenActions, int]] = {}  # the rules of a route mostly share one token action list
         for rule, fields, tokens in self._paths(listener, route):
             bodies += self._actions_measure(fields, tokens, measurer) * len(rule.heads)
             count += len(rule.heads)
             limits.update(tokens.limits)
             rules.append(rule)
-        return RouteSize(route, bodies + self._heads_measure(rules, measurer), count, frozenset(limits))
+            _, before = copies.get(id(tokens), (tokens, 0))
+            copies[id(tokens)] = (tokens, before + len(rule.heads))
+        bodies += self._heads_measure(rules, measurer)
+        return RouteSize(route, bodies, count, frozenset(limits), tuple(copies.values()))
 
     def _actions_measure(self, fields: AuthFields | None, tokens: TokenActions, measurer: Measurer) -> Measure:
         """A path's action list with these auth fields and token actions: the auth action as on any path, and
