@@ -241,6 +241,25 @@ def test_subscription_outputs_carry_identity_short_id_and_limit():
     }
 
 
+def test_each_member_names_the_limit_it_lands_in_and_none_on_a_model_not_configured():
+    """The outputs read each member's `limit`, set once the model's members are grouped (`_land`)."""
+    refs = (("granite-7b", "llm"), ("ghost", "llm"))
+    plan = policies(
+        [
+            subscription("new", [(10, "1m")], identity="short", models=refs),
+            subscription("old", [(10, "1m")], identity="legacy"),
+        ]
+    )
+    limits_of = {
+        key: {model: out["limit"] for model, out in found["models"].items()}
+        for key, found in plan.subscriptions.items()
+    }
+    assert limits_of == {
+        "models-as-a-service/new": {"llm/ghost": None, "llm/granite-7b": "tokens-10-per-1m-id"},
+        "models-as-a-service/old": {"llm/granite-7b": "tokens-10-per-1m"},
+    }
+
+
 def test_members_of_different_tenants_with_equal_names_have_distinct_ids():
     a = Member("tenant-a/gold", "short", "tenant-a/gold@models/llm", ((1, "1m"),))
     b = Member("tenant-b/gold", "short", "tenant-b/gold@models/llm", ((1, "1m"),))

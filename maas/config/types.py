@@ -116,10 +116,10 @@ def unicode_text(value: str) -> str:
 def printable(value: str) -> str:
     """No control characters, line separators or lone surrogates: they cannot be written to the API server as
     intended (or not at all) and would let a value forge lines in logs and previews."""
-    bad = None if value.isprintable() else next((ch for ch in value if not ch.isprintable() and ch != " "), None)
-    if bad is not None:
-        raise ValueError(f"{quoted(value)} contains the control character {quoted(bad)}; remove it")
-    return unicode_text(value)
+    if value.isprintable():  # a lone surrogate is not printable either, so this value is valid Unicode too
+        return value
+    bad = next(ch for ch in value if not ch.isprintable())
+    raise ValueError(f"{quoted(value)} contains the control character {quoted(bad)}; remove it")
 
 
 def _dns_label(max_length: int):

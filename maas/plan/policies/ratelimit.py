@@ -57,6 +57,9 @@ class Member:
     rate_limit_id: str = field(init=False, repr=False, compare=False)  # the short ID of `key`
     # What the gateway matches this member on: its short ID, or its key for a legacy member.
     value: str = field(init=False, repr=False, compare=False)
+    # The limit it lands in on its model's policy, once `plan_rate_limits` has grouped the model's members; None
+    # before, and for a model that is not in maas:models (its subscription's output says so).
+    limit: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.rate_limit_id = short_id(self.key)
@@ -218,8 +221,8 @@ def plan_rate_limits(config: MaasConfig, identities: Mapping[str, Identity]) -> 
     platform = config.platform
     exempt, compact = platform.exemptModelDiscovery, platform.predicateFormat == "compact"
     grouped = {key: ModelLimits(models[key], found, limit_groups(found)) for key, found in sorted(by_model.items())}
-    names = _limit_names(grouped.values())
-    outputs = {key: _output(by_subscription[key], identities[key], names) for key in sorted(by_subscription)}
+    _land(grouped.values())
+    outputs = {key: _output(by_subscription[key], identities[key]) for key in sorted(by_subscription)}
     return RateLimitPlan(_policies(grouped, exempt, compact), outputs, warnings, identities, grouped, exempt)
 
 
@@ -236,17 +239,20 @@ def _members(config: MaasConfig, identities: Mapping[str, Identity]) -> dict[str
     return found
 
 
-def _limit_names(grouped: Iterable[ModelLimits]) -> dict[str, str]:
-    """The limit each member lands in, keyed by its model-scoped key."""
-    return {m.key: name for limits in grouped for name, group in limits.groups.items() for m in group}
+def _land(grouped: Iterable[ModelLimits]) -> None:
+    """Sets each grouped member's `limit`: the subscriptions' outputs name it (a table by member key cost more)."""
+    for limits in grouped:
+        for name, group in limits.groups.items():
+            for m in group:
+                m.limit = name
 
 
-def _output(members: Mapping[str, Member], identity: Identity, names: Mapping[str, str]) -> dict[str, Any]:
+def _output(members: Mapping[str, Member], identity: Identity) -> dict[str, Any]:
     """A subscription's stack output: its identity and, per model, its key, short ID and limit (None: no policy)."""
     models = {}
     for model in sorted(members):
         m = members[model]
-        models[model] = {"key": m.key, "shortId": m.rate_limit_id, "limit": names.get(m.key)}
+        models[model] = {"key": m.key, "shortId": m.rate_limit_id, "limit": m.limit}
     return {"rateLimitIdentity": identity, "models": models}
 
 
