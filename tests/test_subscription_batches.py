@@ -33,7 +33,8 @@ def batched(raw: dict) -> dict:
 
 
 def object_batches(rendering) -> list:
-    return [r for r in rendering.registrations if r.is_object_batch]
+    """By name: the SDK registers a resource when its inputs resolve, in no fixed order."""
+    return sorted((r for r in rendering.registrations if r.is_object_batch), key=lambda r: r.name)
 
 
 def live_subscription(namespace: str, name: str, annotations: dict | None = None) -> dict:

@@ -119,7 +119,7 @@ def counters(identity: Identity) -> list[dict[str, str]]:
 def limit_groups(members: Iterable[Member]) -> dict[str, list[Member]]:
     """One model's members by the limit each lands in, ordered by limit name: one limit per rate set, whose short-ID
     members get a limit of their own (`-id`) when legacy members share the rate set; unlimited members in
-    `UNLIMITED`. Grouped once per plan: both predicate formats (`RateLimitPlan.policies_in`) are written from it."""
+    `UNLIMITED`. Grouped once per plan: the policies and the gateway budget's levers read it (`RateLimitPlan.grouped`)."""
     generations: dict[tuple[tuple[Rate, ...] | None, Identity], list[Member]] = defaultdict(list)
     for m in members:
         generations[m.rates, m.identity].append(m)
@@ -192,11 +192,6 @@ class RateLimitPlan:
     identities: Mapping[str, Identity]  # what it was planned with, per subscription key
     grouped: dict[str, ModelLimits] = field(repr=False)  # model key -> what its policy is written from
     exempt: bool = field(repr=False)  # `platform.exemptModelDiscovery`
-
-    def policies_in(self, compact: bool) -> dict[str, dict]:
-        """The same policies in either predicate format, written from the members already grouped: the gateway
-        budget's compact lever measures them without planning every member again."""
-        return _policies(self.grouped, self.exempt, compact)
 
 
 def _policies(grouped: Mapping[str, ModelLimits], exempt: bool, compact: bool) -> dict[str, dict]:
