@@ -119,7 +119,8 @@ def counters(identity: Identity) -> list[dict[str, str]]:
 def limit_groups(members: Iterable[Member]) -> dict[str, list[Member]]:
     """One model's members by the limit each lands in, ordered by limit name: one limit per rate set, whose short-ID
     members get a limit of their own (`-id`) when legacy members share the rate set; unlimited members in
-    `UNLIMITED`. Grouped once per plan: the policies and the gateway budget's levers read it (`RateLimitPlan.grouped`)."""
+    `UNLIMITED`. Grouped once per plan: the policies and the gateway budget's levers read it
+    (`RateLimitPlan.grouped`)."""
     generations: dict[tuple[tuple[Rate, ...] | None, Identity], list[Member]] = defaultdict(list)
     for m in members:
         generations[m.rates, m.identity].append(m)
