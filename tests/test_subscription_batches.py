@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+from dataclasses import replace
 
 import pulumi
 import pytest
@@ -157,6 +158,30 @@ def test_a_live_subscription_no_batch_created_stops_the_update_naming_it(dev_raw
             assert f"{namespace}/{name}" in issue.message and MARKER_ANNOTATION in issue.message
 
 
+@pytest.mark.parametrize("batches", [False, True])
+def test_a_subscription_a_batch_holds_is_never_registered_on_its_own_while_the_batch_holds_it(dev_raw, batches):
+    """With batches off, or for a subscription the plan adopts (`Desired.adopt`: registered on its own even with
+    batches on), the batch that applied it would delete it once updated without it: refused, with the way to
+    release it."""
+    config = load_config(batched(dev_raw) if batches else dev_raw)
+    subscription = next(s for s in config.subscriptions)
+    annotations = {MARKER_ANNOTATION: "maas/dev:subscriptions/models-as-a-service"}
+    observed = Observed.of([live_subscription(subscription.namespace, subscription.name, annotations)])
+    plan = build_plan(config, observed)
+    plan.replace_objects(lambda d: replace(d, adopt=True) if d.kind == "MaaSSubscription" else d)
+    (issue,) = batch_issues(config, plan, observed)
+    assert issue.path == "maas:platform.subscriptionBatches"
+    assert f"1 ({subscription.namespace}/{subscription.name})" in issue.message
+    assert ("it adopts or leaves them alone" if batches else "subscriptionBatches is off") in issue.message
+    assert f"{MARKER_ANNOTATION}-" in issue.message  # how to release it
+
+
+def test_a_live_subscription_without_the_annotation_is_no_concern_of_a_stack_without_batches(dev_raw):
+    config = load_config(dev_raw)
+    observed = Observed.of([live_subscription(s.namespace, s.name) for s in config.subscriptions])
+    assert batch_issues(config, build_plan(config, observed), observed) == []
+
+
 def test_the_refusal_reaches_render_with_exit_2_and_nothing_registered(dev_raw):
     config = load_config(batched(dev_raw))
     subscription = next(s for s in config.subscriptions)
@@ -197,3 +222,15 @@ def test_a_secret_subscription_text_makes_its_batch_objects_secret_and_changes_n
         assert wire_secret(monitor.wire[f"{batch.type}::{batch.name}"]["objects"])
     held = sorted((body for body, r in rendering.registered_objects() if r.is_object_batch), key=object_sort_key)
     assert held == [body for body in plain.objects() if body["kind"] == "MaaSSubscription"]
+
+
+def test_a_batch_is_applied_after_the_stacks_token_rate_limit_policies(both):
+    """So the largest resources but the status writers come last in a first `up` (whose DIY writes grow with the
+    state at each step), and a new subscription is applied once the policies that meter it are."""
+    _, in_batches = both
+    policies = {
+        r.urn for r in in_batches.registrations if r.type == "kubernetes:kuadrant.io/v1alpha1:TokenRateLimitPolicy"
+    }
+    assert policies
+    for batch in object_batches(in_batches):
+        assert policies <= set(batch.dependencies)

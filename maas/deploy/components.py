@@ -33,6 +33,7 @@ from .status_writer import StatusWrites, status_inputs, status_target, target_ke
 
 COMPONENT_TYPE = "maas:index:{kind}"
 SECRET_BYTES = 64
+FOLLOWED_KINDS = frozenset({"TokenRateLimitPolicy"})  # what a batch of subscriptions is applied after
 
 
 def type_token(api_version: str, kind: str) -> str:
@@ -85,17 +86,19 @@ class _Single:
 
 @dataclass
 class _Batch:
-    """A batch of a tenant's objects, registered as one resource after everything its members depend on."""
+    """A batch of a tenant's objects, registered as one resource after everything its members depend on and the
+    objects it must follow (`after`)."""
 
     name: str
     component: OwnerComponent
     members: list[Desired]
+    after: frozenset[str]
     identities: tuple[str, ...] = field(init=False)
     needs: set[str] = field(init=False)
 
     def __post_init__(self) -> None:
         self.identities = tuple(d.identity for d in self.members)
-        self.needs = {i for d in self.members for i in d.depends_on} - set(self.identities)
+        self.needs = ({i for d in self.members for i in d.depends_on} | self.after) - set(self.identities)
 
     def register(self, registrar: _Registrar) -> pulumi.Resource:
         return registrar._register_batch(self)
@@ -134,7 +137,8 @@ class _Registrar:
         self.secrets = secrets  # whether a `secure:` value may have made part of an object a Pulumi secret
 
     def register_all(self, components: list[OwnerComponent]) -> None:
-        pending = [*self._batches(components), *self._singles(components)]
+        singles = self._singles(components)
+        pending = [*singles, *self._batches(components, singles)]
         while pending:
             ready = [entry for entry in pending if entry.needs <= self.registered.keys()]
             if not ready:
@@ -157,14 +161,18 @@ class _Registrar:
             if desired.subresource is None and not self._is_batched(desired)
         ]
 
-    def _batches(self, components: list[OwnerComponent]) -> list[_Batch]:
-        """A tenant's batched objects (`plan.batching`) in bounded batches (`batches.py`), one resource each."""
+    def _batches(self, components: list[OwnerComponent], singles: list[_Single]) -> list[_Batch]:
+        """A tenant's batched objects (`plan.batching`) in bounded batches (`batches.py`), one resource each, after
+        the stack's TokenRateLimitPolicies: a new subscription is applied once the policies that meter it are, and
+        the batches, the largest resources after the status writers, come late in a first `up`, whose writes to a
+        DIY backend grow with the state at each step (`bench/state_growth.py`)."""
+        after = frozenset(s.desired.identity for s in singles if s.desired.kind in FOLLOWED_KINDS)
         found = []
         for component in components:
             members = [d for owner in component.group.owners for d in owner.objects if self._is_batched(d)]
             if members:
-                name = f"subscriptions/{component.group.name}"
-                found += [_Batch(part, component, batch) for part, batch in object_batches(name, members, _key, _size)]
+                parts = object_batches(f"subscriptions/{component.group.name}", members, _key, _size)
+                found += [_Batch(part, component, batch, after) for part, batch in parts]
         return found
 
     def _is_batched(self, desired: Desired) -> bool:
