@@ -1,6 +1,8 @@
 """The Pulumi layer: one explicit Kubernetes provider, one component per group of owners (`maas.plan.grouping`:
 a tenant with its subscriptions and auth policies, a model, the shared platform), and a tenant's status writes in
-bounded batches (`batches.py`) under its component: its own statuses and those of the models it serves.
+bounded batches (`batches.py`) under its component: its own statuses and those of the models it serves. With
+`platform.subscriptionBatches` a tenant's MaaSSubscriptions are bounded batches too (`object_batch.py`), registered
+after the stack's TokenRateLimitPolicies; every other object is a pulumi-kubernetes resource of its own.
 
 Nothing is computed here; every object arrives complete from `maas.plan`. Objects whose owner joined its tenant's
 component carry `aliases`: the URNs they had under a component of their own, so Pulumi moves them instead of
@@ -115,8 +117,8 @@ def _size(desired: Desired) -> int:
 
 
 class _Registrar:
-    """Registers objects under their components, each after the objects it `depends_on`; then each component's
-    status writes as one resource, after everything they describe."""
+    """Registers objects (one by one, or a batch at a time) under their components, each after the objects it
+    `depends_on`; then each tenant's status writes in batches, after everything they describe."""
 
     def __init__(
         self,

@@ -23,8 +23,11 @@ every object it applies (the planned body never has it). It is how a batch knows
   still this batch's: an object that moved to another batch carries that batch's marker by then. The registration
   moves an object between batches only when its old batch resource is deleted, and the engine runs the deletes of
   resources the program no longer registers after every create and update, so the new batch has stamped its marker
-  before the old batch's delete looks. The delete names the uid it saw (`preconditions`), so an object re-created
-  meanwhile is never deleted; it does not wait for finalizers.
+  before the old batch's delete looks (pulumi/pulumi 1b594989: `deployment_executor.go` 326-332 generates the
+  deletes once the program's last event is in, and the SDK ends the program only once every registration was
+  answered, `runtime/stack.py` 147 `wait_for_rpcs`, which the engine does when the resource's step finished). The
+  delete names the uid it saw (`preconditions`), so an object re-created meanwhile is never deleted; it does not
+  wait for finalizers.
 
 Lifecycle:
 - create: every object applied, in key order (the marker rule above).
