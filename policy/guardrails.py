@@ -4,11 +4,13 @@ The program keeps these rules when it builds its plan; the pack is the independe
 `pulumi preview --policy-pack policy/`, so that a change to the program, a resource written by hand into the same
 stack, or configuration that turns a safety off (`platform.exemptModelDiscovery: false`) is stopped in review.
 Each policy reads only what the engine passes it: a resource's type, its inputs (`props`) and its options.
+A batch of subscriptions (`platform.subscriptionBatches`) is read as the objects it holds (`kubernetes_objects`).
 """
 
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -40,6 +42,9 @@ DISCOVERY_EXEMPTION = '!request.url_path.endsWith("/v1/models")'
 # Upstream's spelling of the exemption: `request.path` carries the query string, so `?x=/v1/models` escapes it.
 QUERY_PATH_EXEMPTION = '!request.path.endsWith("/v1/models")'
 LIMIT_SECTIONS = (("limits",), ("defaults", "limits"), ("overrides", "limits"))
+# A batch of objects (`platform.subscriptionBatches`, `maas/deploy/object_batch.py`): a dynamic resource whose
+# `objects` input is one JSON string `{key: {"resource": plural, "body": object}}`.
+DYNAMIC_TYPE = "pulumi-python:dynamic:Resource"
 
 _CEL = celpy.Environment()
 
@@ -51,6 +56,19 @@ def kubernetes_kind(resource_type: str) -> str | None:
     """`kubernetes:kuadrant.io/v1alpha1:TokenRateLimitPolicy` -> `TokenRateLimitPolicy`; None for other types."""
     parts = resource_type.split(":")
     return parts[2] if len(parts) == 3 and parts[0] == "kubernetes" else None
+
+
+def kubernetes_objects(resource_type: str, props: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(kind, object) of every Kubernetes object a resource registers: itself, for a pulumi-kubernetes resource;
+    each of its objects, for a batch, so that batching hides no object from a guardrail."""
+    kind = kubernetes_kind(resource_type)
+    if kind is not None:
+        return [(kind, props)]
+    objects = props.get("objects") if resource_type == DYNAMIC_TYPE else None
+    if not isinstance(objects, str):
+        return []
+    bodies = [_mapping(_mapping(entry).get("body")) for entry in _mapping(json.loads(objects)).values()]
+    return [(body["kind"], body) for body in bodies if isinstance(body.get("kind"), str)]
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -95,19 +113,17 @@ def _target_refs(spec: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
 
 def validate_targets(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     """A policy in namespace X targets a route or Gateway in X only."""
-    kind = kubernetes_kind(args.resource_type)
-    if kind is None:
-        return
-    namespace = _metadata(args.props).get("namespace")
-    for path, ref in _target_refs(args.props.get("spec")):
-        target = ref.get("namespace")
-        if target is not None and target != namespace:
-            report_violation(
-                f"{label_of(kind, args.props)}: {path} targets {ref.get('kind')} {target}/{ref.get('name')} in "
-                f"another namespace; a policy may target only its own namespace ({namespace}): drop {path}.namespace "
-                "and put the policy beside its target",
-                None,
-            )
+    for kind, props in kubernetes_objects(args.resource_type, args.props):
+        namespace = _metadata(props).get("namespace")
+        for path, ref in _target_refs(props.get("spec")):
+            target = ref.get("namespace")
+            if target is not None and target != namespace:
+                report_violation(
+                    f"{label_of(kind, props)}: {path} targets {ref.get('kind')} {target}/{ref.get('name')} in "
+                    f"another namespace; a policy may target only its own namespace ({namespace}): drop "
+                    f"{path}.namespace and put the policy beside its target",
+                    None,
+                )
 
 
 # ------------------------------------------------------------------------------------- tenant labels agree
@@ -117,19 +133,23 @@ def validate_tenant_labels(args: ResourceValidationArgs, report_violation: Repor
     """`maas.opendatahub.io/tenant-namespace` is the namespace of the tenant the object is labelled with, and the
     object's own namespace for what lives in a tenant's namespace (its Namespace, MaaS subscriptions, auth policies
     and tenant config)."""
-    kind = kubernetes_kind(args.resource_type)
-    tenant_namespace = _labels(args.props).get(naming.TENANT_NAMESPACE_LABEL)
-    if kind is None or tenant_namespace is None:
+    for kind, props in kubernetes_objects(args.resource_type, args.props):
+        _tenant_labels_agree(kind, props, report_violation)
+
+
+def _tenant_labels_agree(kind: str, props: Mapping[str, Any], report_violation: ReportViolation) -> None:
+    tenant_namespace = _labels(props).get(naming.TENANT_NAMESPACE_LABEL)
+    if tenant_namespace is None:
         return
-    tenant = _labels(args.props).get(naming.TENANT_NAME_LABEL)
-    where = f"{label_of(kind, args.props)}: label {naming.TENANT_NAMESPACE_LABEL}={tenant_namespace}"
+    tenant = _labels(props).get(naming.TENANT_NAME_LABEL)
+    where = f"{label_of(kind, props)}: label {naming.TENANT_NAMESPACE_LABEL}={tenant_namespace}"
     if isinstance(tenant, str) and tenant_namespace != naming.tenant_namespace(tenant):
         report_violation(
             f"{where} is not the namespace of tenant {tenant} ({naming.tenant_namespace(tenant)}); one of the two "
             "tenant labels names another tenant",
             None,
         )
-    home = _home_namespace(kind, args.props)
+    home = _home_namespace(kind, props)
     if home is not None and tenant_namespace != home:
         report_violation(
             f"{where} does not agree with its namespace {home}: it lives in one tenant's namespace and claims another",
@@ -152,21 +172,19 @@ def validate_tenancy(args: StackValidationArgs, report_violation: ReportViolatio
     belongs to one tenant: the tenant namespace on the model's MaaSModelRef."""
     owners = _model_tenants(args)
     for resource in args.resources:
-        kind = kubernetes_kind(resource.resource_type)
-        if kind is None:
-            continue
-        for problem in _foreign_models(kind, resource.props, owners) + _foreign_sources(kind, resource.props, owners):
-            report_violation(problem, resource.urn)
+        for kind, props in kubernetes_objects(resource.resource_type, resource.props):
+            for problem in _foreign_models(kind, props, owners) + _foreign_sources(kind, props, owners):
+                report_violation(problem, resource.urn)
 
 
 def _model_tenants(args: StackValidationArgs) -> dict[str, str]:
     """`model-namespace/model` -> the tenant namespace its MaaSModelRef is labelled with."""
     owners = {}
     for resource in args.resources:
-        if kubernetes_kind(resource.resource_type) == "MaaSModelRef":
-            metadata = _metadata(resource.props)
-            tenant_namespace = _labels(resource.props).get(naming.TENANT_NAMESPACE_LABEL)
-            if isinstance(tenant_namespace, str):
+        for kind, props in kubernetes_objects(resource.resource_type, resource.props):
+            tenant_namespace = _labels(props).get(naming.TENANT_NAMESPACE_LABEL)
+            if kind == "MaaSModelRef" and isinstance(tenant_namespace, str):
+                metadata = _metadata(props)
                 owners[f"{metadata.get('namespace')}/{metadata.get('name')}"] = tenant_namespace
     return owners
 
@@ -209,16 +227,15 @@ def _foreign_sources(kind: str, props: Mapping[str, Any], owners: Mapping[str, s
 def validate_discovery_exemption(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     """A model's TokenRateLimitPolicy (on an HTTPRoute) exempts model listing from every limit, on the query-free
     path: reference/ratelimit.md "Predicates"."""
-    if kubernetes_kind(args.resource_type) != "TokenRateLimitPolicy":
-        return
-    spec = _mapping(args.props.get("spec"))
-    if _mapping(spec.get("targetRef")).get("kind") != "HTTPRoute":
-        return  # the Gateway's default-deny policy: its own path exemptions
-    where = label_of("TokenRateLimitPolicy", args.props)
-    for path, limit in _limits(spec):
-        problem = _exemption_problem(_predicates(limit))
-        if problem:
-            report_violation(f"{where}: {path} {problem}", None)
+    for kind, props in kubernetes_objects(args.resource_type, args.props):
+        spec = _mapping(props.get("spec"))
+        if kind != "TokenRateLimitPolicy" or _mapping(spec.get("targetRef")).get("kind") != "HTTPRoute":
+            continue  # the Gateway's default-deny policy: its own path exemptions
+        where = label_of(kind, props)
+        for path, limit in _limits(spec):
+            problem = _exemption_problem(_predicates(limit))
+            if problem:
+                report_violation(f"{where}: {path} {problem}", None)
 
 
 def _limits(spec: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -282,25 +299,27 @@ def conjunct_tree(text: str) -> Any:
 
 def validate_unmanaged_owner(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     """An object Pulumi neither changes nor deletes names who answers for it."""
-    kind = kubernetes_kind(args.resource_type)
-    why = _unmanaged_because(args) if kind is not None else None
-    if kind is None or why is None:
-        return
-    labels, annotations = _labels(args.props), _annotations(args.props)
-    if any(labels.get(key) for key in OWNER_LABELS) or any(annotations.get(key) for key in OWNER_ANNOTATIONS):
-        return
-    owners = ", ".join([*(f"label {key}" for key in OWNER_LABELS), *(f"annotation {key}" for key in OWNER_ANNOTATIONS)])
-    report_violation(
-        f"{label_of(kind, args.props)} is unmanaged ({why}) and names no owner; set one of: {owners}",
-        None,
-    )
-
-
-def _unmanaged_because(args: ResourceValidationArgs) -> str | None:
-    if _annotations(args.props).get(naming.CONTROLLER_MANAGED_ANNOTATION) == "false":
-        return f'annotation {naming.CONTROLLER_MANAGED_ANNOTATION}: "false"'
     ignored = set(args.opts.ignore_changes or ())
-    if args.props and set(args.props) <= ignored:
+    for kind, props in kubernetes_objects(args.resource_type, args.props):
+        why = _unmanaged_because(props, ignored)
+        labels, annotations = _labels(props), _annotations(props)
+        if (
+            why is None
+            or any(labels.get(k) for k in OWNER_LABELS)
+            or any(annotations.get(k) for k in OWNER_ANNOTATIONS)
+        ):
+            continue
+        owners = [*(f"label {key}" for key in OWNER_LABELS), *(f"annotation {key}" for key in OWNER_ANNOTATIONS)]
+        report_violation(
+            f"{label_of(kind, props)} is unmanaged ({why}) and names no owner; set one of: {', '.join(owners)}", None
+        )
+
+
+def _unmanaged_because(props: Mapping[str, Any], ignored: set[str]) -> str | None:
+    """Why Pulumi leaves an object alone; `ignored`: its resource's `ignore_changes` (a batch's objects have none)."""
+    if _annotations(props).get(naming.CONTROLLER_MANAGED_ANNOTATION) == "false":
+        return f'annotation {naming.CONTROLLER_MANAGED_ANNOTATION}: "false"'
+    if props and set(props) <= ignored:
         return "maas:unmanaged: Pulumi ignores changes to every field"
     return None
 

@@ -130,14 +130,22 @@ def test_the_scale_goals_hold_each_figure_to_its_target():
     }
 
 
-def test_state_growth_without_levers_models_the_state_as_rendered():
-    result = subprocess.run(
-        [sys.executable, "bench/state_growth.py", "20", "short", "--lever", "none"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+def state_growth(*flags: str) -> dict:
+    command = [sys.executable, "bench/state_growth.py", "40", "short", "--lever", "none", *flags]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
-    row = json.loads(result.stdout)
+    return json.loads(result.stdout)
+
+
+def test_state_growth_without_levers_models_the_state_as_rendered():
+    row = state_growth()
     assert list(row["levers"]) == ["base"] and row["levers"]["base"]["resources"] == row["resources"]
+    assert row["batches"] is False
+
+
+def test_state_growth_models_the_subscription_batches_layout():
+    """40 subscriptions, one resource each, become one batch: 39 fewer resources, and fewer bytes written."""
+    one_each, batched = state_growth(), state_growth("--batches")
+    assert batched["batches"] is True
+    assert batched["resources"] == one_each["resources"] - 39
+    assert batched["backends"]["diy"]["bytes_p1"] < one_each["backends"]["diy"]["bytes_p1"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import json
 import os
 import subprocess
 import sys
@@ -324,3 +325,35 @@ def test_the_pack_answers_the_engine_over_grpc():
     assert [(d.policyName, d.message.splitlines()[-1]) for d in response.diagnostics] == [
         ("maas-token-limits-exempt-model-discovery", f"{WHERE} {NOT_EXEMPT}")
     ]
+
+
+# ----------------------------------------------------------------------------------------- subscription batches
+
+
+def batched_dev() -> list[Registration]:
+    raw, _ = raw_from_stack_file(DEV_STACK)
+    return render({**raw, "platform": {**raw["platform"], "subscriptionBatches": True}}).registrations
+
+
+def test_batched_subscriptions_pass_every_policy_and_hide_nothing_from_them():
+    """`platform.subscriptionBatches`: a batch's objects are checked as the objects they are."""
+    registrations = batched_dev()
+    assert {name: messages(name, registrations) for name in BY_NAME} == {name: [] for name in BY_NAME}
+    batch = next(r for r in registrations if r.name == "subscriptions/models-as-a-service")
+
+    def reach_and_relabel(inputs: dict) -> None:
+        objects = json.loads(inputs["objects"])
+        body = objects["MaaSSubscription/models-as-a-service/basic"]["body"]
+        body["spec"]["modelRefs"].append({"name": "claude-sonnet", "namespace": "redteam-models", "unlimited": True})
+        body["metadata"]["labels"]["maas.opendatahub.io/tenant-namespace"] = "ai-tenant-redteam"
+        inputs["objects"] = json.dumps(objects)
+
+    edited = replaced(registrations, changed(batch, reach_and_relabel))
+    assert [urn for _, urn in violations("maas-no-cross-tenant-references", edited)] == [batch.urn]
+    assert messages("maas-no-cross-tenant-references", edited)[0].startswith(
+        "MaaSSubscription models-as-a-service/basic: spec.modelRefs[1] is model redteam-models/claude-sonnet"
+    )
+    assert (
+        "MaaSSubscription models-as-a-service/basic: label maas.opendatahub.io/tenant-namespace=ai-tenant-redteam "
+        "does not agree with its namespace models-as-a-service: it lives in one tenant's namespace and claims another"
+    ) in messages("maas-tenant-labels-agree", edited)
