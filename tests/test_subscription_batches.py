@@ -15,12 +15,13 @@ import pytest
 from maas import naming
 from maas.config import ConfigError, load_config
 from maas.deploy import batches
-from maas.deploy.object_batch import MARKER_ANNOTATION, batch_objects
+from maas.deploy.object_batch import MARKER_ANNOTATION, ObjectBatchProvider, batch_objects, object_key, projection
 from maas.deploy.status_writer import batch_targets
 from maas.observe import Observed
 from maas.plan.build import build_plan
 from maas.plan.checks.batches import batch_issues
 from maas.tools.render import object_sort_key, render
+from tests.fake_kube import FakeKube, all_crds
 from tests.test_provider_options import WireMonitor, no_secret_keys, wire_secret  # noqa: F401 (`no_secret_keys`)
 from tests.test_resource_count import MAAS, with_subscriptions
 
@@ -234,3 +235,32 @@ def test_a_batch_is_applied_after_the_stacks_token_rate_limit_policies(both):
     assert policies
     for batch in object_batches(in_batches):
         assert policies <= set(batch.dependencies)
+
+
+def test_what_the_program_registers_the_provider_applies_and_a_removed_subscription_alone_is_deleted(dev_raw):
+    """The whole path: the batches a render registers, created by their provider against an API server, hold
+    exactly the planned subscriptions (each with its batch's marker); the next render without one subscription
+    updates its batch, which deletes that one and sends nothing for the others."""
+    first = render(batched(dev_raw))
+    planned = {object_key(b): b for b in first.objects() if b["kind"] == "MaaSSubscription"}
+    with FakeKube(all_crds()) as kube:
+        connection = {"kubeconfig": kube.kubeconfig(), "context": "maas-dev"}
+        provider = ObjectBatchProvider()
+        outs = {}
+        for batch in object_batches(first):
+            outs[batch.name] = provider.create({**batch.inputs, "connection": connection}).outs
+        live = {object_key(o): o for o in kube.objects if o["kind"] == "MaaSSubscription"}
+        assert live.keys() == planned.keys()
+        for key, body in planned.items():
+            assert projection(live[key], body) == body
+            assert live[key]["metadata"]["annotations"][MARKER_ANNOTATION].startswith("maas/dev:subscriptions/")
+        fewer = batched(dev_raw)
+        fewer["subscriptions"] = [s for s in fewer["subscriptions"] if s["name"] != "basic"]
+        del kube.requests[:]
+        for batch in object_batches(render(fewer)):
+            news = {**batch.inputs, "connection": connection}
+            if provider.diff("objects", outs[batch.name], news).changes:
+                provider.update("objects", outs[batch.name], news)
+        gone = "MaaSSubscription/models-as-a-service/basic"
+        assert {object_key(o) for o in kube.objects if o["kind"] == "MaaSSubscription"} == planned.keys() - {gone}
+        assert [(r.method, r.path.rpartition("/")[2]) for r in kube.requests] == [("GET", "basic"), ("DELETE", "basic")]
