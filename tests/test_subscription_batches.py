@@ -264,3 +264,24 @@ def test_what_the_program_registers_the_provider_applies_and_a_removed_subscript
         gone = "MaaSSubscription/models-as-a-service/basic"
         assert {object_key(o) for o in kube.objects if o["kind"] == "MaaSSubscription"} == planned.keys() - {gone}
         assert [(r.method, r.path.rpartition("/")[2]) for r in kube.requests] == [("GET", "basic"), ("DELETE", "basic")]
+
+
+def test_a_batch_is_applied_after_the_namespace_the_stack_creates_for_its_subscriptions(both):
+    """pulumi-kubernetes retries a create whose namespace does not exist yet; a batch applies at once, so it waits
+    for the Namespace this stack registers (a new tenant's)."""
+    _, in_batches = both
+    namespace = next(
+        r.urn
+        for r in in_batches.registrations
+        if r.type == "kubernetes:core/v1:Namespace" and r.name == "ai-tenant-redteam"
+    )
+    by_name = {r.name: r for r in object_batches(in_batches)}
+    assert namespace in by_name["subscriptions/redteam"].dependencies
+    assert namespace not in by_name["subscriptions/models-as-a-service"].dependencies
+
+
+def test_a_tenant_without_subscriptions_has_no_batch(dev_raw):
+    raw = batched(dev_raw)
+    raw["subscriptions"] = [s for s in raw["subscriptions"] if s.get("namespace", "").startswith("ai-tenant-") is False]
+    names = [r.name for r in object_batches(render(raw))]
+    assert names and "subscriptions/redteam" not in names

@@ -47,8 +47,8 @@ class ClusterUnusableError(ClusterApiError):
 
 
 class HttpError(ClusterApiError):
-    """The API server answered with an error status (`code`), which a caller may expect (409 to a create of an
-    object that exists)."""
+    """The API server answered with an error status (`code`), which a caller may expect (409 to a delete whose
+    uid precondition no longer holds)."""
 
     def __init__(self, message: str, code: int) -> None:
         super().__init__(message)

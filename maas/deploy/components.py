@@ -165,16 +165,19 @@ class _Registrar:
 
     def _batches(self, components: list[OwnerComponent], singles: list[_Single]) -> list[_Batch]:
         """A tenant's batched objects (`plan.batching`) in bounded batches (`batches.py`), one resource each, after
-        the stack's TokenRateLimitPolicies: a new subscription is applied once the policies that meter it are, and
-        the batches, the largest resources after the status writers, come late in a first `up`, whose writes to a
-        DIY backend grow with the state at each step (`bench/state_growth.py`)."""
-        after = frozenset(s.desired.identity for s in singles if s.desired.kind in FOLLOWED_KINDS)
+        the Namespaces this stack registers for them (pulumi-kubernetes retries a create whose namespace is not
+        there yet; a batch does not) and the stack's TokenRateLimitPolicies: a new subscription is applied once the
+        policies that meter it are, and the batches, the largest resources after the status writers, come late in
+        a first `up`, whose writes to a DIY backend grow with the state at each step (`bench/state_growth.py`)."""
+        registered = {s.desired.identity for s in singles}
+        policies = frozenset(s.desired.identity for s in singles if s.desired.kind in FOLLOWED_KINDS)
         found = []
         for component in components:
             members = [d for owner in component.group.owners for d in owner.objects if self._is_batched(d)]
-            if members:
-                parts = object_batches(f"subscriptions/{component.group.name}", members, _key, _size)
-                found += [_Batch(part, component, batch, after) for part, batch in parts]
+            parts = object_batches(f"subscriptions/{component.group.name}", members, _key, _size) if members else []
+            for part, batch in parts:
+                namespaces = {object_identity("Namespace", None, d.namespace) for d in batch} & registered
+                found.append(_Batch(part, component, batch, policies | namespaces))
         return found
 
     def _is_batched(self, desired: Desired) -> bool:
