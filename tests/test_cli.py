@@ -257,6 +257,18 @@ def test_render_as_json_then_yaml_replaces_every_file(tmp_path, capsys):
     assert capsys.readouterr().out == ""
 
 
+def test_subscription_batches_without_observation_or_with_rendered_files_are_refused(tmp_path):
+    """Issue 21: `subscriptionBatches` needs a cluster to observe and writes no files; exit 2, nothing rendered."""
+    stack = tmp_path / "Pulumi.bad.yaml"
+    platform = {"subscriptionBatches": True, "observe": False, "kubernetes": {"renderYamlToDirectory": "out"}}
+    stack.write_text(yaml.safe_dump({"config": {"maas:platform": platform}}))
+    result = run("render", "--config-file", str(stack))
+    assert (result.returncode, result.stdout) == (2, "")
+    assert "maas:platform.subscriptionBatches: needs maas:platform.observe: true" in result.stderr
+    assert "remove observe: false, or subscriptionBatches" in result.stderr
+    assert "maas:platform.subscriptionBatches: is not compatible with" in result.stderr
+
+
 def test_the_new_platform_switches_refuse_other_values_with_their_path_and_choices(tmp_path):
     """Issues 21 and 22: `subscriptionOutputs` and `unmeteredTraffic`, both at once; exit 2, nothing rendered."""
     stack = tmp_path / "Pulumi.bad.yaml"

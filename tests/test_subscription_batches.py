@@ -54,10 +54,6 @@ def both(wide):
     return render(wide), render(batched(wide))
 
 
-def test_the_marker_annotation_is_named_in_one_place():
-    assert MARKER_ANNOTATION == naming.BATCH_ANNOTATION
-
-
 def test_batched_subscriptions_are_no_resources_of_their_own_and_every_object_is_rendered_the_same(both):
     one_each, in_batches = both
     assert not [r for r in in_batches.registrations if r.type == SUBSCRIPTION]

@@ -54,6 +54,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
+from .. import naming
 from . import cluster_api
 from .cluster_api import (
     TIMEOUT_SECONDS,
@@ -67,7 +68,7 @@ from .cluster_api import (
 )
 from .status_writer import encode_json
 
-MARKER_ANNOTATION = "maas.opendatahub.io/batch"
+MARKER_ANNOTATION = naming.BATCH_ANNOTATION
 FIELD_MANAGER = "maas-pulumi"
 PATCH_FORCE = "pulumi.com/patchForce"  # pulumi-kubernetes: "true" forces a server-side apply's conflicts
 APPLY_PATCH = "application/apply-patch+yaml"  # the body is JSON, which is YAML

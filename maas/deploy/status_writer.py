@@ -7,7 +7,7 @@ per resource by `maas.observe.reader.connect` with the kubeconfig and context of
 (`platform.kubernetes`).
 
 One resource writes a batch of one tenant's statuses (its MaasTenantConfig, subscriptions, auth policies and the
-MaaSModelRefs of the models it serves; `status_batches.py` bounds a batch and keeps its members stable), after
+MaaSModelRefs of the models it serves; `batches.py` bounds a batch and keeps its members stable), after
 everything those statuses describe: a registered resource costs the engine as much as a Kubernetes object, and a
 status write per object nearly doubled their number. Its inputs are `connection` and `targets`, one per object keyed
 `{Kind}/{namespace}/{name}` (one canonical JSON string per batch, `batch_targets`): the object's identity, the

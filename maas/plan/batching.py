@@ -4,9 +4,9 @@ A first `pulumi up` on a DIY backend rewrites the whole state after every step, 
 of the resources registered: at 10,000 subscriptions, one resource each, about 1.6 TB (`bench/state_growth.py`).
 A batch (`deploy/object_batch.py`) applies a bounded set of a tenant's MaaSSubscriptions as one resource.
 
-Only plain objects go into a batch: one that Pulumi must adopt (`adopt`, `import_id`), leave alone
-(`retain_on_delete`, `ignore_changes`) or give another status writer is registered by pulumi-kubernetes as before,
-whose options mean exactly that. Nothing changes in any object's body.
+Only plain objects go into a batch: one that Pulumi must adopt (`adopt`, `import_id`) or leave alone
+(`retain_on_delete`, `ignore_changes`) is registered by pulumi-kubernetes as before, whose options mean exactly
+that. Nothing changes in any object's body.
 """
 
 from __future__ import annotations

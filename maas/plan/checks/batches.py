@@ -26,6 +26,7 @@ from ..desired import Desired, Plan
 
 SHOWN = 5
 ANNOTATION = naming.BATCH_ANNOTATION
+_GROUP = naming.MAAS_API_VERSION.partition("/")[0]
 
 FOREIGN = (
     "{names}: live MaaSSubscription(s) this stack would batch carry no {annotation} annotation, so no subscription "
@@ -57,9 +58,6 @@ def batch_issues(config: MaasConfig, plan: Plan, observed: Observed) -> list[Con
         message = HELD.format(names=_names(held), why=why, annotation=ANNOTATION, group=_GROUP)
         issues.append(ConfigIssue(PATH, message))
     return issues
-
-
-_GROUP = naming.MAAS_API_VERSION.partition("/")[0]
 
 
 def _live(observed: Observed, objects: Iterable[Desired], marked: bool) -> list[str]:
