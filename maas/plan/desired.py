@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from functools import partial
-from itertools import pairwise
 from typing import Any
 
 from ..config.errors import ConfigIssue
@@ -93,15 +91,15 @@ class Desired:
         field: `dataclasses.replace` costs eight times as much, and readiness annotates every custom resource."""
         metadata = dict(self.body["metadata"])
         metadata["annotations"] = {**metadata.get("annotations", {}), key: value}
-        return Desired(
-            body={**self.body, "metadata": metadata},
-            retain_on_delete=self.retain_on_delete,
-            ignore_changes=self.ignore_changes,
-            depends_on=self.depends_on,
-            subresource=self.subresource,
-            adopt=self.adopt,
-            status_facts=self.status_facts,
-            import_id=self.import_id,
+        return Desired(  # by position, in field order: keywords cost a third more here
+            {**self.body, "metadata": metadata},
+            self.retain_on_delete,
+            self.ignore_changes,
+            self.depends_on,
+            self.subresource,
+            self.adopt,
+            self.status_facts,
+            self.import_id,
         )
 
 
@@ -187,18 +185,25 @@ class Plan:
             owner.objects = list(map(change, owner.objects))
 
     def resolve_dependencies(self) -> None:
-        """Keep only dependencies on objects this plan registers, sorted (another concern may not produce one)."""
-        known = {obj.identity for obj in self.objects()}
-        self.replace_objects(partial(_resolved, known=known))
+        """Keep only dependencies on objects this plan registers, sorted (another concern may not produce one).
+        An owner whose objects need no change keeps its list: most objects depend on nothing, and a status
+        write's dependencies are usually sorted, distinct and known already."""
+        owners = self.owners_by_key.values()
+        known = {obj.identity for owner in owners for obj in owner.objects}
+        for owner in owners:
+            if not all(_settled(obj.depends_on, known) for obj in owner.objects if obj.depends_on):
+                owner.objects = [_resolved(obj, known) for obj in owner.objects]
+
+
+def _settled(deps: tuple[str, ...], known: set[str]) -> bool:
+    """Sorted, distinct and known."""
+    return known.issuperset(deps) and list(deps) == sorted(set(deps))
 
 
 def _resolved(obj: Desired, known: set[str]) -> Desired:
-    """`obj` itself when its dependencies are already sorted, distinct and known (a status write's usually are):
-    copying ten thousand objects to change nothing was a measurable part of the plan."""
-    deps = obj.depends_on
-    if not deps or (known.issuperset(deps) and all(a < b for a, b in pairwise(deps))):
+    if not obj.depends_on or _settled(obj.depends_on, known):
         return obj
-    return replace(obj, depends_on=tuple(sorted(set(deps) & known)))
+    return replace(obj, depends_on=tuple(sorted(set(obj.depends_on) & known)))
 
 
 def status_write(

@@ -17,7 +17,6 @@ preview names each one with the command that clears it (`controller_finalizer_wa
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import partial
 
 from .. import naming
 from ..config import MaasConfig
@@ -94,8 +93,19 @@ def is_custom_resource(api_version: str) -> bool:
 
 def set_readiness(plan: Plan, await_custom_resources: bool) -> None:
     """Every custom resource gets `waitFor` (awaited, `WAIT_FOR`) or `skipAwait`; built-in kinds are left to the
-    provider's own await logic."""
-    plan.replace_objects(partial(_readiness, await_custom_resources=await_custom_resources))
+    provider's own await logic. Decided once per kind: ten thousand subscriptions are one kind."""
+    decided: dict[tuple[str, str], tuple[str, str] | None] = {}
+
+    def ready(obj: Desired) -> Desired:
+        if obj.subresource is not None:
+            return obj
+        kind = (obj.api_version, obj.kind)
+        if kind not in decided:
+            decided[kind] = _readiness_annotation(*kind, await_custom_resources)
+        annotation = decided[kind]
+        return obj if annotation is None else obj.annotated(*annotation)
+
+    plan.replace_objects(ready)
 
 
 def wait_for(kind: str, await_custom_resources: bool) -> str | None:
@@ -103,13 +113,12 @@ def wait_for(kind: str, await_custom_resources: bool) -> str | None:
     return WAIT_FOR.get(kind) if await_custom_resources else None
 
 
-def _readiness(obj: Desired, await_custom_resources: bool) -> Desired:
-    if obj.subresource is not None or not is_custom_resource(obj.api_version):
-        return obj
-    condition = wait_for(obj.kind, await_custom_resources)
-    if condition is None:
-        return obj.annotated(naming.SKIP_AWAIT_ANNOTATION, "true")
-    return obj.annotated(WAIT_FOR_ANNOTATION, condition)
+def _readiness_annotation(api_version: str, kind: str, await_custom_resources: bool) -> tuple[str, str] | None:
+    """The annotation an object of this kind carries, None for a built-in kind."""
+    if not is_custom_resource(api_version):
+        return None
+    condition = wait_for(kind, await_custom_resources)
+    return (naming.SKIP_AWAIT_ANNOTATION, "true") if condition is None else (WAIT_FOR_ANNOTATION, condition)
 
 
 def controller_finalizer_warnings(config: MaasConfig, observed: Observed, plan: Plan) -> list[str]:

@@ -68,12 +68,16 @@ class FlowControl:
         )
 
 
+# What a subscription without `inferencePriority` contributes (most of ten thousand): one shared value, never changed.
+UNSCHEDULED = FlowControl()
+
+
 def flow_control(config: MaasConfig, subscription: SubscriptionConfig, observed: Observed) -> FlowControl:
     """Per distinct model reference (sorted by namespace and name) its state, and the objectives the priority needs."""
-    result = FlowControl()
     priority = subscription.inferencePriority
     if priority is None:
-        return result  # nothing to schedule by: every model would be NotRequired at the scheduler's priority 0
+        return UNSCHEDULED  # nothing to schedule by: every model would be NotRequired at the scheduler's priority 0
+    result = FlowControl()
     tenant = subscription.namespace.removeprefix(naming.TENANT_NAMESPACE_PREFIX)
     api_missing = priority is not None and observed.installed(OBJECTIVE_KIND) is False
     pools: dict[tuple[str, str], str] = {}  # (namespace, pool) -> the first model key served from it

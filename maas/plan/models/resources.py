@@ -277,11 +277,15 @@ def _reference_state(ref: ModelKey, phase: str | None) -> tuple[dict[str, Any], 
     return entry, unusable
 
 
+# Shared by every status whose models can all serve: no rule changes a status once built (`_References`).
+_ACTIVE = ("Active", condition("Ready", "True", "Reconciled", "all referenced models exist"))
+
+
 def _readiness(unusable: list[str], count: int) -> tuple[str, dict[str, str]]:
     """Phase and Ready condition of a subscription or auth policy (upstream vector 11) with `count` references, of
     which `unusable` (in the order of the CR, `POSITION`) cannot serve."""
     if not unusable:
-        return "Active", condition("Ready", "True", "Reconciled", "all referenced models exist")
+        return _ACTIVE
     text = f"models that cannot serve: {', '.join(unusable)}"
     if len(unusable) < count:
         return "Degraded", condition("Ready", "False", "PartialFailure", text)
