@@ -387,11 +387,16 @@ def _shadow_findings(owners: Sequence[str], model: ModelConfig, policy: LiveToke
 
 
 def _subscriptions_with_clash(grouped: Mapping[str, ModelLimits]) -> dict[str, list[str]]:
-    """By model key, the subscriptions whose rates for it Limitador would take for one limit: one look-up per
-    member, the rates judged once per distinct set."""
+    """By model key, the subscriptions whose rates for it Limitador would take for one limit: judged once per
+    limit, whose members share one rate set (`limit_groups`)."""
     found: dict[str, list[str]] = {}
     for key, limits in grouped.items():
-        owners = {m.subscription for m in limits.members if m.rates is not None and _shadowed(m.rates)}
+        owners = {
+            m.subscription
+            for group in limits.groups.values()
+            if group[0].rates is not None and _shadowed(group[0].rates)
+            for m in group
+        }
         if owners:
             found[key] = sorted(owners)
     return found
