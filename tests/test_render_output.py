@@ -44,13 +44,26 @@ def stack_file(tmp_path, raw, name="Pulumi.edited.yaml", extra=""):
 
 
 def test_outputs_prints_exactly_what_the_program_exports_as_sorted_json(capsys, monkeypatch):
-    exported = {}
-    monkeypatch.setattr(pulumi, "export", lambda name, value: exported.__setitem__(name, value))
+    exported, export = {}, pulumi.export
+
+    def recorded(name, value):
+        exported[name] = value
+        export(name, value)
+
+    monkeypatch.setattr(pulumi, "export", recorded)
     code, out, err = render(capsys, "--outputs")
     assert code == 0
     assert json.loads(out) == exported and {"models", "subscriptions", "tenants", "quotaResets"} <= set(exported)
     assert out == json.dumps(exported, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     assert err[0].startswith("rendered ")  # the summary stays on stderr
+
+
+def test_outputs_under_summary_print_the_counts_the_stack_exports(capsys, tmp_path):
+    raw, _ = raw_from_stack_file(DEV_STACK)
+    raw["platform"]["subscriptionOutputs"] = "summary"
+    code, out, _ = render(capsys, "--config-file", str(stack_file(tmp_path, raw)), "--outputs")
+    assert code == 0
+    assert json.loads(out)["subscriptions"] == {"count": 7, "rateLimitIdentity": {"legacy": 2, "short": 5}}
 
 
 @pytest.mark.parametrize(

@@ -293,9 +293,10 @@ def _outputs_conflict(args: argparse.Namespace) -> str | None:
 
 
 def stack_outputs(rendering: Rendering) -> str:
-    """What the program exports (`pulumi.export` of `plan.outputs`), as JSON with sorted keys: byte-stable."""
-    assert rendering.plan is not None  # render() returns only after the program built its plan
-    return json.dumps(rendering.plan.outputs, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    """What the program exports (what `pulumi.export` received: the plan's outputs, with `subscriptions` as counts
+    under `subscriptionOutputs: summary`), as JSON with sorted keys: byte-stable. Plain values: an offline render
+    marks no configuration value secret."""
+    return json.dumps(rendering.stack_outputs, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def dump(objects: list[dict[str, Any]], fmt: str) -> str:
