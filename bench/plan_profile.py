@@ -83,12 +83,16 @@ def profile(subscriptions: int) -> None:
 
 
 def median_run(subscriptions: int, mode: str) -> dict:
+    """Each figure's median over RUNS fresh processes, and `plan_cpu_range`: the lowest and highest plan CPU of a
+    single run (one plan is a second of CPU, so the machine's noise shows; the range says how much)."""
     runs = []
     for _ in range(RUNS):
         command = [sys.executable, __file__, str(subscriptions), mode]
         out = subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT)
         runs.append(json.loads(out.stdout))
-    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+    cpu = [run["plan_cpu_s"] for run in runs]
+    medians = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+    return medians | {"plan_cpu_range": f"{min(cpu):.2f}-{max(cpu):.2f}"}
 
 
 def main() -> None:
