@@ -25,7 +25,7 @@ from .desired import Desired, Plan
 from .gateway import add_gateway_budget
 from .models.resources import Publication, publish
 from .models.routing import external_model_desired
-from .outputs import output_warnings
+from .outputs import output_warnings, subscription_outputs
 from .policies.access import add_access_control
 from .policies.identity import Identity, effective_identities
 from .policies.ratelimit import RateLimitPlan, plan_rate_limits
@@ -119,7 +119,7 @@ def _add_rate_limits(config: MaasConfig, identities: Mapping[str, Identity], pla
         models[model.key] = owner.outputs
     plan.warnings.extend(rate_limits.warnings)
     plan.outputs["models"] = models
-    plan.outputs["subscriptions"] = rate_limits.subscriptions
+    plan.outputs["subscriptions"] = subscription_outputs(config, rate_limits)
     return rate_limits
 
 

@@ -13,7 +13,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from ... import naming
@@ -188,11 +188,17 @@ class ModelLimits:
 @dataclass(frozen=True)
 class RateLimitPlan:
     policies: dict[str, dict]  # model key -> TRLP body
-    subscriptions: dict[str, dict[str, Any]]  # subscription key -> stack output
+    members: dict[str, dict[str, Member]] = field(repr=False)  # subscription key -> model key -> its member
     warnings: list[str]
     identities: Mapping[str, Identity]  # what it was planned with, per subscription key
     grouped: dict[str, ModelLimits] = field(repr=False)  # model key -> what its policy is written from
     exempt: bool = field(repr=False)  # `platform.exemptModelDiscovery`
+
+    @cached_property
+    def subscriptions(self) -> dict[str, dict[str, Any]]:
+        """Subscription key -> its stack output entry (`_output`). Built when read: a plan under
+        `subscriptionOutputs: summary` exports counts, and these entries are 10 MB at 10,000 subscriptions."""
+        return {key: _output(self.members[key], self.identities[key]) for key in sorted(self.members)}
 
 
 def _policies(grouped: Mapping[str, ModelLimits], exempt: bool, compact: bool) -> dict[str, dict]:
@@ -218,8 +224,7 @@ def plan_rate_limits(config: MaasConfig, identities: Mapping[str, Identity]) -> 
     exempt, compact = platform.exemptModelDiscovery, platform.predicateFormat == "compact"
     grouped = {key: ModelLimits(models[key], found, limit_groups(found)) for key, found in sorted(by_model.items())}
     _land(grouped.values())
-    outputs = {key: _output(by_subscription[key], identities[key]) for key in sorted(by_subscription)}
-    return RateLimitPlan(_policies(grouped, exempt, compact), outputs, warnings, identities, grouped, exempt)
+    return RateLimitPlan(_policies(grouped, exempt, compact), by_subscription, warnings, identities, grouped, exempt)
 
 
 def _members(config: MaasConfig, identities: Mapping[str, Identity]) -> dict[str, dict[str, Member]]:

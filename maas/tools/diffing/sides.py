@@ -20,6 +20,7 @@ from ...config import ConfigError, load_config, raw_from_stack_file
 from ...config.errors import escaped
 from ...observe import Observed, Scope
 from ...plan.build import build_plan
+from ...plan.outputs import with_subscription_entries
 from ..render import render
 from .git import GitFile
 
@@ -62,7 +63,8 @@ def render_side(label: str, file: Path | GitFile, stack: str, observed: Observed
     plan = rendering.plan
     phases = {owner.name: owner.outputs["phase"] for owner in plan.owners if owner.kind == "Subscription"}
     objects = {object_key(body): body for body in bodies}
-    return Side(objects, plan.outputs, tuple(dict.fromkeys(rendering.warnings)), phases)
+    outputs = with_subscription_entries(load_config(raw), observed, plan.outputs)
+    return Side(objects, outputs, tuple(dict.fromkeys(rendering.warnings)), phases)
 
 
 def settled_warnings(file: Path | GitFile, stack: str, observed: Observed) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ from ...config.errors import quoted
 from ...observe import Observed, load_snapshot
 from ...observe.fields import mapping_at, text_at
 from ...plan.desired import Plan
+from ...plan.outputs import with_subscription_entries
 from ..render import render
 
 if TYPE_CHECKING:
@@ -179,12 +180,13 @@ def world_of(raw: Mapping[str, Any], stack: str, observed: Observed, warnings: l
     rendering = render(raw, stack=stack, observed=observed)
     assert rendering.plan is not None  # render() always runs the program
     tenants = {owner.name: owner.outputs for owner in rendering.plan.owners if owner.kind == "Tenant"}
+    config = load_config(raw)
     return World(
-        config=load_config(raw),
+        config=config,
         observed=observed,
         objects=_index(rendering.objects(), str),
         statuses=_index(rendering.statuses(), lambda kind: kind.removesuffix("Status")),
-        outputs=rendering.plan.outputs,
+        outputs=with_subscription_entries(config, observed, rendering.plan.outputs),
         tenant_outputs=tenants,
         warnings=[*(warnings or []), *rendering.warnings],
         plan=rendering.plan,
