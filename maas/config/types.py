@@ -42,10 +42,22 @@ INT32_MAX = 2**31 - 1
 MAX_TEXT = 4096
 
 
+class memoized(cached_property):  # noqa: N801 (a decorator, named like the one it refines)
+    """`functools.cached_property` without the lock CPython 3.11 takes at each first read (3.12 dropped it): entries
+    are validated and read in one thread, and a plan first reads tens of thousands of them. Validated entries are
+    immutable, so a value computed twice by two threads would be the same."""
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        instance.__dict__[self.attrname] = value = self.func(instance)
+        return value
+
+
 class Strict(BaseModel):
     """Unknown keys are errors (a typo must never be ignored) and validated entries are immutable."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False, ignored_types=(memoized,))
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy with `update`d fields computes its cached properties again: pydantic copies their values, which

@@ -46,7 +46,7 @@ def short_id(key: str) -> str:
 Rate = tuple[int, str]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Member:
     """One subscription's contribution to one model's policy (not frozen: tens of thousands are built per plan)."""
 
@@ -54,16 +54,19 @@ class Member:
     identity: Identity
     key: str
     rates: tuple[Rate, ...] | None  # None: unlimited
-    rate_limit_id: str = field(init=False, repr=False, compare=False)  # the short ID of `key`
+    rate_limit_id: str = field(repr=False, compare=False)  # the short ID of `key`
     # What the gateway matches this member on: its short ID, or its key for a legacy member.
-    value: str = field(init=False, repr=False, compare=False)
+    value: str = field(repr=False, compare=False)
     # The limit it lands in on its model's policy, once `plan_rate_limits` has grouped the model's members; None
     # before, and for a model that is not in maas:models (its subscription's output says so).
-    limit: str | None = field(default=None, init=False, repr=False, compare=False)
+    limit: str | None = field(repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        self.rate_limit_id = short_id(self.key)
-        self.value = self.rate_limit_id if self.identity == "short" else self.key
+    def __init__(self, subscription: str, identity: Identity, key: str, rates: tuple[Rate, ...] | None) -> None:
+        """Written out rather than generated with a `__post_init__`: a plan builds one per model reference."""
+        self.subscription, self.identity, self.key, self.rates = subscription, identity, key, rates
+        self.rate_limit_id = short_id(key)
+        self.value = self.rate_limit_id if identity == "short" else key
+        self.limit = None
 
     @property
     def clause(self) -> str:
