@@ -39,6 +39,7 @@ from ...listing import listed
 from ...observe.views import ParentRef
 from ..policies.identity import Identity
 from ..policies.ratelimit import (
+    UNLIMITED,
     ModelLimits,
     Rate,
     RateLimitPlan,
@@ -208,7 +209,10 @@ class Levers:
         if model is None:
             return NOTHING
         members = model.groups[name]
-        counts = tuple(sorted(Counter(map(_identity, members)).items()))
+        if name == UNLIMITED:  # the one limit both generations share
+            counts = tuple(sorted(Counter(map(_identity, members)).items()))
+        else:  # every other limit holds members of one identity (`limit_groups`)
+            counts = ((members[0].identity, len(members)),)
         if counts not in self._compact_changes:
             exempt = self.rate_limits.exempt
             default = predicate((member.clause for member in members), exempt)
