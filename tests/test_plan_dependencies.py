@@ -35,6 +35,15 @@ def test_unsorted_repeated_or_unknown_dependencies_are_cleaned():
     assert objects[3].depends_on == ("ConfigMap:ns/a",)
 
 
+def test_a_dependency_names_an_object_never_a_status_write():
+    plan = Plan()
+    target = _object("a")
+    status = Desired(k8s_object("v1", "ConfigMap", "a", "ns"), subresource="status")
+    plan.add("Platform", "platform", target, status, _object("b", ("ConfigMap:ns/a", "ConfigMap:ns/a/status")))
+    plan.resolve_dependencies()
+    assert plan.owner("Platform", "platform").objects[2].depends_on == ("ConfigMap:ns/a",)
+
+
 def test_objects_of_a_kind_leave_out_status_writes_and_keep_the_plan_order():
     plan = Plan()
     policy = Desired(k8s_object("kuadrant.io/v1", "AuthPolicy", "p", "ns"))

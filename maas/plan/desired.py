@@ -189,7 +189,8 @@ class Plan:
         An owner whose objects need no change keeps its list: most objects depend on nothing, and a status
         write's dependencies are usually sorted, distinct and known already."""
         owners = self.owners_by_key.values()
-        known = {obj.identity for owner in owners for obj in owner.objects}
+        # A dependency is an `object_identity`, which never names a status write (`{identity}/status`).
+        known = {obj.identity for owner in owners for obj in owner.objects if obj.subresource is None}
         for owner in owners:
             if not all(_settled(obj.depends_on, known) for obj in owner.objects if obj.depends_on):
                 owner.objects = [_resolved(obj, known) for obj in owner.objects]
