@@ -34,10 +34,10 @@ CONTROLLER_MANAGED_ANNOTATION = "opendatahub.io/managed"
 # hand-over to a running controller from an operator's opt-out.
 HANDED_OVER_ANNOTATION = "maas.opendatahub.io/handed-over-by-pulumi"
 # The MaasTenantConfig reconciler ignores `opendatahub.io/managed`; this is its own opt-out.
-# Stamped by a subscription batch on every object it applies (`platform.subscriptionBatches`): `{stack}:{batch}`,
-# how a batch tells an object it created from one anything else did.
-BATCH_ANNOTATION = "maas.opendatahub.io/batch"
 MANAGEMENT_STATE_ANNOTATION = "component.opendatahub.io/management-state"
+# Stamped by a subscription batch on every object it applies (`platform.subscriptionBatches`):
+# `{project}/{stack}:{batch}`, how a batch tells an object it created from one anything else did.
+BATCH_ANNOTATION = "maas.opendatahub.io/batch"
 
 # ------------------------------------------------------------------ models and the MaaS resources maas-api reads
 
