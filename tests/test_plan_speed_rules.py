@@ -77,8 +77,8 @@ def test_each_added_subscription_costs_the_same_work_at_twice_the_size():
 
 def test_a_gateway_near_its_budget_plans_members_and_reads_routes_once():
     """The levers start from the plan's own rate limits (`RateLimitPlan`: its identities, and its grouped members,
-    whose predicates the compact lever writes in either format), and the routing header check reads the routes the budget read: each
-    reference's member is made (and its short ID hashed) once per plan, not once more per lever."""
+    whose predicates the compact lever writes in either format), and the routing header check reads the routes the
+    budget read: each reference's member is made (and its short ID hashed) once per plan, not once more per lever."""
     from bench.render_scale import configuration as bench_configuration
 
     config = load_config(bench_configuration(50, "short"))  # 200 models on one gateway: far over its budget
