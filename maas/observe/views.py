@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 from .meta import Meta
 from .node import Node
@@ -94,9 +94,9 @@ class RouteParent:
     conditions: tuple[Condition, ...]
 
 
-@dataclass(frozen=True)
-class RouteMatch:
-    """One HTTPRouteMatch as written (no defaults): (name, value) pairs of its headers and query parameters."""
+class RouteMatch(NamedTuple):
+    """One HTTPRouteMatch as written (no defaults): (name, value) pairs of its headers and query parameters. A
+    named tuple, as `RouteRule`: the gateway budget reads one per match of every model's route."""
 
     path_type: str | None
     path_value: str | None
@@ -122,8 +122,7 @@ class RouteMatch:
         return cls(path.get("type"), path.get("value"), match.get("method"), headers, query)
 
 
-@dataclass(frozen=True)
-class RouteRule:
+class RouteRule(NamedTuple):
     name: str | None
     matches: tuple[RouteMatch, ...]
 

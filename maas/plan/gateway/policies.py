@@ -64,6 +64,12 @@ class Policy:
         return self.proper.strategy != "merge"
 
     def rules(self) -> Rules:
+        """Its rules by key, each with this policy as its source: a copy of what is read once (a Gateway's
+        AuthPolicy is merged into the path of every rule of every route)."""
+        return dict(self._rules)
+
+    @cached_property
+    def _rules(self) -> Rules:
         named = _trlp_rules(self.proper) if self.kind == TRLP else _auth_rules(self.proper)
         return {key: Rule(self, spec) for key, spec in named.items()}
 
@@ -152,8 +158,9 @@ class PolicyIndex:
         self, kind: str, gateway: tuple[str, str], listener: str, route: tuple[str, str], rules: Sequence[str]
     ) -> list[list[Policy]]:
         """The `kind` policies of the path of each of the route's `rules` on one listener (the levels above the
-        rule read once)."""
+        rule read once). The rules that no policy targets alone share one list, so that a caller tells those paths
+        apart from the others by identity."""
         get = self._by_target.get
         above = [*get((kind, "Gateway", *gateway, None), ()), *get((kind, "Gateway", *gateway, listener), ())]
         above += get((kind, "HTTPRoute", *route, None), ())
-        return [[*above, *get((kind, "HTTPRoute", *route, rule), ())] for rule in rules]
+        return [[*above, *own] if (own := get((kind, "HTTPRoute", *route, rule))) else above for rule in rules]

@@ -401,8 +401,12 @@ class Builder:
         place = ((self.gateway.namespace, self.gateway.name), listener.name, (route.namespace, route.name))
         names = [rule.rule.name for rule in rules]
         auths, limits = (self.index.on_rules(kind, *place, names) for kind in (AUTH, TRLP))
+        shared: dict[tuple[int, int], tuple[AuthFields | None, TokenActions]] = {}  # the rules of the same policies
         for rule, auth, limit in zip(rules, auths, limits, strict=True):
-            fields, tokens = self._actions(route, auth, limit)
+            key = (id(auth), id(limit))
+            if key not in shared:
+                shared[key] = self._actions(route, auth, limit)
+            fields, tokens = shared[key]
             if fields is not None or tokens.checks:
                 yield rule, fields, tokens
 
