@@ -237,20 +237,21 @@ class _Reference(NamedTuple):
 class _References:
     """Each distinct model reference's `_Reference`, built once per plan and shared by every subscription that
     lists it: ten thousand subscriptions spell a few thousand distinct references (`config.types.validated_once`
-    makes identical ones one object; the reference's value is the key). Sharing parts between bodies is safe
-    because no rule changes a body once built: `Desired.annotated` copies the metadata it changes, and the other
-    rules replace options, never body parts."""
+    makes identical ones one object, which is the key: looked up by identity, without hashing its fields; the
+    configuration keeps it alive). Sharing parts between bodies is safe because no rule changes a body once
+    built: `Desired.annotated` copies the metadata it changes, and the other rules replace options, never body
+    parts."""
 
     def __init__(self, config: MaasConfig, phases: Mapping[str, str], targets: _Targets) -> None:
         self._models = config.models_by_key
         self._phases = phases  # each configured model's phase
         self._policies = targets.model_policies
-        self._found: dict[SubscriptionModelRef, _Reference] = {}
+        self._found: dict[int, _Reference] = {}
 
     def of(self, ref: SubscriptionModelRef) -> _Reference:
-        found = self._found.get(ref)
+        found = self._found.get(id(ref))
         if found is None:
-            found = self._found[ref] = self._reference(ref)
+            found = self._found[id(ref)] = self._reference(ref)
         return found
 
     def _reference(self, ref: SubscriptionModelRef) -> _Reference:

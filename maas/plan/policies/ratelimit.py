@@ -38,9 +38,10 @@ def model_scoped_key(subscription_namespace: str, subscription: str, model_names
     return f"{subscription_namespace}/{subscription}@{model_namespace}/{model}"
 
 
-def short_id(key: str) -> str:
-    """First 16 lowercase hex characters of the SHA-256 of the UTF-8 key, as maas-api returns in `rateLimitId`."""
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+def short_id(key: str, _sha256: Any = hashlib.sha256) -> str:
+    """First 16 lowercase hex characters of the SHA-256 of the UTF-8 key, as maas-api returns in `rateLimitId`
+    (`_sha256` bound once: a plan hashes one key per model reference)."""
+    return _sha256(key.encode()).hexdigest()[:16]
 
 
 Rate = tuple[int, str]
@@ -233,13 +234,17 @@ def plan_rate_limits(config: MaasConfig, identities: Mapping[str, Identity]) -> 
 def _members(config: MaasConfig, identities: Mapping[str, Identity]) -> dict[str, dict[str, Member]]:
     """Subscription key -> model key -> its member there, in configuration order, once per reference."""
     found: dict[str, dict[str, Member]] = {}
+    # Per distinct reference (identical ones are one object, `config.types.validated_once`): its key and rates.
+    parts: dict[int, tuple[str, tuple[Rate, ...] | None]] = {}
     for s in config.subscriptions:
         key = s.key
-        identity, scope = identities[key], f"{key}@"  # `model_scoped_key`, from the keys already qualified
-        found[key] = {
-            ref.key: Member(key, identity, scope + ref.key, None if ref.unlimited else rates_of(ref))
-            for ref in s.modelRefs
-        }
+        identity, scope, members = identities[key], f"{key}@", {}  # `model_scoped_key`, from the qualified keys
+        for ref in s.modelRefs:
+            part = parts.get(id(ref))
+            if part is None:
+                part = parts[id(ref)] = (ref.key, None if ref.unlimited else rates_of(ref))
+            members[part[0]] = Member(key, identity, scope + part[0], part[1])
+        found[key] = members
     return found
 
 
