@@ -38,10 +38,12 @@ def model_scoped_key(subscription_namespace: str, subscription: str, model_names
     return f"{subscription_namespace}/{subscription}@{model_namespace}/{model}"
 
 
-def short_id(key: str, _sha256: Any = hashlib.sha256) -> str:
-    """First 16 lowercase hex characters of the SHA-256 of the UTF-8 key, as maas-api returns in `rateLimitId`
-    (`_sha256` bound once: a plan hashes one key per model reference)."""
-    return _sha256(key.encode()).hexdigest()[:16]
+_SHA256 = hashlib.sha256  # looked up once: a plan hashes one key per model reference
+
+
+def short_id(key: str) -> str:
+    """First 16 lowercase hex characters of the SHA-256 of the UTF-8 key, as maas-api returns in `rateLimitId`."""
+    return _SHA256(key.encode()).hexdigest()[:16]
 
 
 Rate = tuple[int, str]
